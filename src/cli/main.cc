@@ -1,0 +1,105 @@
+// The `stg` command: the seed generator's command line, unchanged.
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "stg/generate.h"
+#include "stg/graph/op.h"
+#include "stg/io/output_files.h"
+
+namespace {
+
+// 0/1/true/false/yes/no (and t/f/y/n), any case.
+bool parse_bool(const std::string& flag, std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  if (text == "1" || text == "true" || text == "t" || text == "yes" || text == "y") return true;
+  if (text == "0" || text == "false" || text == "f" || text == "no" || text == "n") return false;
+  throw stg::UsageError(flag + " '" + text + "' is not a boolean: use 0/1, true/false or yes/no");
+}
+
+int fail(const std::string& message) {
+  std::fprintf(stderr, "stg: error: %s\n", message.c_str());
+  return 2;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  stg::Options o;
+  CLI::App app{"stg: synthetic distributed-training workloads as Chakra execution traces"};
+  app.get_formatter()->column_width(34);
+  std::string weight_sharded, tpsp, recompute, mixed, vram;
+  bool quiet = false;
+
+  app.add_option("--output_dir", o.output_dir, "directory for the traces and the comm-group file");
+  app.add_option("--output_name", o.output_name,
+                 "trace file name, %d = rank (default workload.%d.et)");
+  app.add_option("--comm_group_file", o.comm_group_file,
+                 "comm-group file name inside --output_dir (default: derived from --output_name)");
+  app.add_option("--chakra_schema_version", o.chakra_schema_version, "v0.0.4 (default), v0.0.1 or json");
+  app.add_option("--dp", o.dp, "data-parallel degree");
+  app.add_option("--tp", o.tp, "tensor-parallel degree");
+  app.add_option("--sp", o.sp, "sequence-parallel degree");
+  app.add_option("--pp", o.pp, "pipeline-parallel degree (stages)");
+  app.add_option("--ep", o.ep, "expert-parallel degree (moe)");
+  app.add_option("--weight_sharded", weight_sharded, "FSDP: shard weights over dp (0/1)");
+  app.add_option("--model_type", o.model_type, "transformer (default)");
+  app.add_option("--din", o.din, "input embedding size (transformer)");
+  app.add_option("--dout", o.dout, "output embedding size (transformer)");
+  app.add_option("--dvocal", o.dvocal, "vocabulary size (gpt, llama, moe)");
+  app.add_option("--dmodel", o.dmodel, "model (hidden) size");
+  app.add_option("--dff", o.dff, "feed-forward size");
+  app.add_option("--batch", o.batch, "global batch size");
+  app.add_option("--micro_batch", o.micro_batch, "micro-batch size (gpt, llama, moe)");
+  app.add_option("--seq", o.seq, "sequence length");
+  app.add_option("--head", o.head, "attention heads");
+  app.add_option("--kvhead", o.kvhead, "key/value heads (llama, moe)");
+  app.add_option("--num_stacks", o.num_stacks, "transformer blocks");
+  app.add_option("--experts", o.experts, "experts per MoE layer");
+  app.add_option("--kexperts", o.kexperts, "experts chosen per token");
+  app.add_option("--tpsp", tpsp, "tensor + sequence parallel layouts (0/1)");
+  app.add_option("--activation_recompute", recompute, "recompute forward before backward (0/1)");
+  app.add_option("--mixed_precision", mixed, "mixed-precision memory accounting (0/1)");
+  app.add_option("--print_gpu_vram", vram, "print the per-rank memory footprint (0/1)");
+  app.add_option("--threads", o.threads, "writer threads (default: one per core)");
+  app.add_flag("--quiet", quiet, "print nothing on success");
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::string what = e.what();
+    std::replace(what.begin(), what.end(), '\n', ' ');
+    return fail(what + " (see stg --help)");
+  }
+
+  try {
+    if (!weight_sharded.empty()) o.weight_sharded = parse_bool("--weight_sharded", weight_sharded);
+    if (!tpsp.empty()) o.tpsp = parse_bool("--tpsp", tpsp);
+    if (!recompute.empty()) o.activation_recompute = parse_bool("--activation_recompute", recompute);
+    if (!mixed.empty()) o.mixed_precision = parse_bool("--mixed_precision", mixed);
+    if (!vram.empty()) o.print_gpu_vram = parse_bool("--print_gpu_vram", vram);
+    const auto start = std::chrono::steady_clock::now();
+    const stg::RunSummary s = stg::generate(o);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!quiet)
+      std::printf("stg: %lld ranks, %lld files, %lld bytes, %lld nodes in %.3f s -> %s\n",
+                  static_cast<long long>(s.ranks), static_cast<long long>(s.files),
+                  static_cast<long long>(s.bytes), static_cast<long long>(s.nodes), seconds,
+                  o.output_dir.c_str());
+    return 0;
+  } catch (const stg::UsageError& e) {
+    return fail(e.what());
+  } catch (const stg::io::OutputError& e) {
+    std::fprintf(stderr, "stg: error: %s\n", e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "stg: internal error: %s\n", e.what());
+    return 3;
+  }
+}

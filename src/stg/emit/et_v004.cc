@@ -1,0 +1,117 @@
+// Chakra v0.0.4 writer: GlobalMetadata, then one Node per LoweredNode with
+// the attribute names, value types and order of FINDINGS.md §4.2.
+#include <string>
+#include <vector>
+
+#include "et_def_v004.pb.h"
+#include "stg/emit/trace_writer.h"
+
+namespace stg::emit::detail {
+namespace {
+
+namespace pb = ChakraProtoMsg;
+
+pb::NodeType node_type(NodeKind kind) {
+  switch (kind) {
+    case NodeKind::kComp:
+      return pb::COMP_NODE;
+    case NodeKind::kColl:
+      return pb::COMM_COLL_NODE;
+    case NodeKind::kSend:
+      return pb::COMM_SEND_NODE;
+    case NodeKind::kRecv:
+      return pb::COMM_RECV_NODE;
+  }
+  return pb::INVALID_NODE;
+}
+
+pb::CollectiveCommType comm_type(CollType type) {
+  switch (type) {
+    case CollType::kAllReduce:
+      return pb::ALL_REDUCE;
+    case CollType::kAllGather:
+      return pb::ALL_GATHER;
+    case CollType::kReduceScatter:
+      return pb::REDUCE_SCATTER;
+    case CollType::kAllToAll:
+      return pb::ALL_TO_ALL;
+  }
+  return pb::ALL_REDUCE;
+}
+
+pb::AttributeProto* add_attr(pb::Node& node, const char* name) {
+  pb::AttributeProto* attr = node.add_attr();
+  attr->set_name(name);
+  return attr;
+}
+
+// Flat [name, size, name, size, ...] list. An empty list leaves the oneof
+// unset (only the name is written), as the reference does.
+void add_tensor_list(pb::Node& node, const char* name,
+                     const std::vector<TensorInfo>& tensors) {
+  pb::AttributeProto* attr = add_attr(node, name);
+  if (tensors.empty()) return;
+  auto* values = attr->mutable_string_list()->mutable_values();
+  values->Reserve(static_cast<int>(2 * tensors.size()));
+  for (const TensorInfo& t : tensors) {
+    values->Add()->assign(t.name);
+    values->Add()->assign(t.size);
+  }
+}
+
+void fill_node(pb::Node& out, const LoweredNode& n, const RankBinding& rank) {
+  out.set_id(n.id);
+  out.set_name(n.name);
+  out.set_type(node_type(n.kind));
+  out.mutable_data_deps()->Add(n.data_deps.begin(), n.data_deps.end());
+  out.mutable_ctrl_deps()->Add(n.ctrl_deps.begin(), n.ctrl_deps.end());
+
+  add_tensor_list(out, "inputs", n.inputs);
+  add_tensor_list(out, "outputs", n.outputs);
+  switch (n.kind) {
+    case NodeKind::kComp:
+      add_attr(out, "num_ops")->set_int64_val(n.num_ops);
+      add_attr(out, "tensor_size")->set_uint64_val(n.tensor_size);
+      add_attr(out, "op_type")->set_string_val(n.op_type);
+      break;
+    case NodeKind::kColl:
+      add_attr(out, "comm_size")->set_int64_val(n.comm_size);
+      // Explicit even for ALL_REDUCE (0): oneof members are always written.
+      add_attr(out, "comm_type")->set_int64_val(comm_type(n.coll));
+      add_attr(out, "pg_name")
+          ->set_string_val(
+              std::to_string(rank.group_id[static_cast<int>(n.axis)]));
+      add_attr(out, "is_cpu_op")->set_int32_val(0);
+      break;
+    case NodeKind::kSend:
+    case NodeKind::kRecv:
+      add_attr(out, "comm_size")->set_int64_val(n.comm_size);
+      add_attr(out, "comm_tag")->set_int32_val(n.tag);
+      add_attr(out, n.kind == NodeKind::kSend ? "comm_dst" : "comm_src")
+          ->set_int32_val(static_cast<int32_t>(peer_rank(rank, n.peer_stage)));
+      add_attr(out, "is_cpu_op")->set_int32_val(0);
+      break;
+  }
+}
+
+}  // namespace
+
+void append_trace_v004(std::string& out, const StageGraph& stage,
+                       const RankBinding& rank) {
+  pb::GlobalMetadata meta;
+  meta.set_version("0.0.4");
+  pb::AttributeProto* schema = meta.add_attr();
+  schema->set_name("schema");
+  schema->set_string_val("stg");
+  append_delimited(out, meta);
+
+  // One message reused for all nodes: Clear() keeps its allocations.
+  pb::Node node;
+  for (const LoweredNode& n : stage.nodes) {
+    node.Clear();
+    fill_node(node, n, rank);
+    append_delimited(out, node);
+  }
+}
+
+}  // namespace stg::emit::detail

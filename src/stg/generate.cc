@@ -1,0 +1,193 @@
+#include "stg/generate.h"
+
+#include <atomic>
+#include <map>
+#include <thread>
+#include <vector>
+
+#include "stg/emit/trace_writer.h"
+#include "stg/io/output_files.h"
+#include "stg/lower/lower_stage.h"
+#include "stg/lower/rank_layout.h"
+#include "stg/models/transformer.h"
+#include "stg/passes/grad_update.h"
+#include "stg/passes/pipeline.h"
+
+namespace stg {
+namespace {
+
+struct Plan {
+  models::Model model;
+  passes::PipelinePlan pipeline;
+  lower::Values values;
+  lower::LowerOptions lower;
+  std::array<int64_t, kNumAxes> degree{};
+  emit::Schema schema = emit::Schema::kV004;
+};
+
+void require(bool ok, const std::string& message) {
+  if (!ok) throw UsageError(message);
+}
+
+void check_degree(const char* flag, int64_t value) {
+  require(value >= 1, std::string(flag) + " " + std::to_string(value) +
+                          " is not a valid degree: use a whole number >= 1");
+}
+
+emit::Schema parse_schema(const std::string& s) {
+  if (s == "v0.0.4") return emit::Schema::kV004;
+  if (s == "v0.0.1") return emit::Schema::kV001;
+  if (s == "json") return emit::Schema::kJson;
+  throw UsageError("--chakra_schema_version '" + s + "' is unknown: use v0.0.4, v0.0.1 or json");
+}
+
+// Flags of the later models that the seed transformer does not have.
+void refuse_later_flags(const Options& o) {
+  auto refuse = [&](bool given, const char* flag) {
+    require(!given, std::string(flag) + " does not apply to --model_type transformer: " +
+                        "drop it or choose --model_type gpt, llama or moe");
+  };
+  refuse(o.dvocal.has_value(), "--dvocal");
+  refuse(o.kvhead.has_value(), "--kvhead");
+  refuse(o.experts.has_value(), "--experts");
+  refuse(o.kexperts.has_value(), "--kexperts");
+  refuse(o.micro_batch.has_value(), "--micro_batch");
+  refuse(o.tpsp.has_value(), "--tpsp");
+  refuse(o.activation_recompute.has_value(), "--activation_recompute");
+  refuse(o.mixed_precision.has_value(), "--mixed_precision");
+  refuse(o.print_gpu_vram.has_value(), "--print_gpu_vram");
+  refuse(o.ep != 1, "--ep");
+}
+
+Plan plan_transformer(const Options& o) {
+  refuse_later_flags(o);
+  struct Dim {
+    const char* symbol;
+    const char* flag;
+    std::optional<int64_t> given;
+    int64_t fallback;
+  };
+  // The seed's defaults.
+  const std::vector<Dim> dims = {
+      {"Din", "--din", o.din, 51200},       {"Dout", "--dout", o.dout, 25600},
+      {"Dmodel", "--dmodel", o.dmodel, 25600}, {"Dff", "--dff", o.dff, 102400},
+      {"Batch", "--batch", o.batch, 1024},  {"Seq", "--seq", o.seq, 1024},
+      {"Head", "--head", o.head, 1024},
+  };
+  Plan p;
+  for (const Dim& d : dims) {
+    const int64_t v = d.given.value_or(d.fallback);
+    require(v >= 1, std::string(d.flag) + " " + std::to_string(v) +
+                        " is not a valid size: use a whole number >= 1");
+    p.values.by_symbol[d.symbol] = v;
+    p.values.flag_of[d.symbol] = d.flag;
+  }
+  const int64_t stacks = o.num_stacks.value_or(32);
+  require(stacks >= 1, "--num_stacks " + std::to_string(stacks) + " is not valid: use >= 1");
+  require(o.pp <= stacks, "--pp " + std::to_string(o.pp) + " is larger than --num_stacks " +
+                              std::to_string(stacks) + ": every stage needs at least one block");
+  const std::map<std::string, std::pair<const char*, int64_t>> degrees = {
+      {"dp", {"--dp", o.dp}}, {"tp", {"--tp", o.tp}}, {"sp", {"--sp", o.sp}}, {"pp", {"--pp", o.pp}}};
+  for (const auto& [symbol, flag_value] : degrees) {
+    p.values.by_symbol[symbol] = flag_value.second;
+    p.values.flag_of[symbol] = flag_value.first;
+  }
+  p.model = models::build_transformer({static_cast<int>(stacks), o.weight_sharded});
+  p.degree = {o.dp, o.tp, o.sp, 1};
+  return p;
+}
+
+}  // namespace
+
+RunSummary generate(const Options& o) {
+  check_degree("--dp", o.dp);
+  check_degree("--tp", o.tp);
+  check_degree("--sp", o.sp);
+  check_degree("--pp", o.pp);
+  check_degree("--ep", o.ep);
+  const emit::Schema schema = parse_schema(o.chakra_schema_version);
+
+  std::string output_name = o.output_name;
+  if (output_name.find("%d") == std::string::npos) output_name += ".%d.et";
+  try {
+    io::check_rank_pattern(output_name);
+  } catch (const io::OutputError& e) {
+    throw UsageError("--output_name '" + o.output_name + "' " + e.what());
+  }
+  std::string comm_group_name;
+  if (o.comm_group_file) {
+    comm_group_name = *o.comm_group_file;
+    require(!comm_group_name.empty(), "--comm_group_file must not be empty: give a file name");
+  } else {
+    // The later reference's rule: drop ".%d", turn ".et" into ".json".
+    comm_group_name = output_name;
+    auto replace_all = [&](const std::string& from, const std::string& to) {
+      for (size_t at; (at = comm_group_name.find(from)) != std::string::npos;)
+        comm_group_name.replace(at, from.size(), to);
+    };
+    replace_all(".%d", "");
+    replace_all("%d", "");
+    replace_all(".et", ".json");
+    if (comm_group_name == output_name || comm_group_name.empty()) comm_group_name += ".json";
+  }
+
+  Plan p;
+  if (o.model_type == "transformer") {
+    p = plan_transformer(o);
+  } else if (o.model_type == "gpt" || o.model_type == "dense" || o.model_type == "llama" ||
+             o.model_type == "moe") {
+    throw UsageError("--model_type " + o.model_type +
+                     " is not supported yet: use --model_type transformer");
+  } else {
+    throw UsageError("--model_type '" + o.model_type +
+                     "' is unknown: use transformer, gpt (dense), llama or moe");
+  }
+  p.schema = schema;
+
+  std::vector<StageGraph> stages;
+  try {
+    passes::add_weight_updates(p.model.graph);
+    p.pipeline = passes::assign_stages(p.model.graph, static_cast<int>(o.pp), p.model.num_blocks);
+    for (const auto& a : p.model.axes)
+      if (p.degree[static_cast<int>(a.axis)] > 1) p.lower.active_axes.push_back(a);
+    for (int s = 0; s < o.pp; ++s)
+      stages.push_back(lower::lower_stage(p.model.graph, p.pipeline, s, p.values, p.lower));
+  } catch (const lower::SizeError& e) {
+    throw UsageError(e.what());
+  }
+
+  std::vector<Axis> axes;
+  for (const auto& a : p.model.axes) axes.push_back(a.axis);
+  const lower::RankLayout layout(o.pp, p.degree, axes);
+
+  io::OutputFiles files(o.output_dir);
+  try {
+    files.prepare();
+  } catch (const io::OutputError& e) {
+    throw UsageError(std::string("--output_dir: ") + e.what());
+  }
+  RunSummary summary;
+  summary.ranks = layout.num_ranks();
+  summary.comm_group_path = comm_group_name;
+  const std::string groups = layout.comm_group_json();
+  files.write(comm_group_name, groups);
+  std::atomic<int64_t> bytes{static_cast<int64_t>(groups.size())}, nodes{0};
+  const int threads =
+      o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  io::parallel_for(0, layout.num_ranks(), threads, [&](int64_t rank) {
+    const RankBinding binding = layout.binding(rank);
+    const StageGraph& stage = stages[layout.coords_of(rank).stage];
+    std::string content;
+    emit::append_trace(content, stage, binding, p.schema);
+    files.write(io::expand_rank(output_name, rank), content);
+    bytes += static_cast<int64_t>(content.size());
+    nodes += static_cast<int64_t>(stage.nodes.size());
+  });
+  files.commit();
+  summary.files = layout.num_ranks() + 1;
+  summary.bytes = bytes;
+  summary.nodes = nodes;
+  return summary;
+}
+
+}  // namespace stg

@@ -1,0 +1,197 @@
+#include "stg/graph/graph.h"
+
+namespace stg::graph {
+
+using expr::Expr;
+
+Shape parse_shape(std::string_view text) {
+  Shape shape;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t comma = text.find(',', start);
+    if (comma == std::string_view::npos) comma = text.size();
+    shape.push_back(Expr::parse(text.substr(start, comma - start)));
+    start = comma + 1;
+  }
+  return shape;
+}
+
+std::string shape_str(const Shape& shape) {
+  if (shape.empty()) return "1";
+  std::string out;
+  for (const Expr& dim : shape) {
+    if (!out.empty()) out += ',';
+    out += dim.str();
+  }
+  return out;
+}
+
+int Graph::find(std::string_view id) const {
+  std::string key(id);
+  if (key.find('@') == std::string::npos) key += "@0";
+  auto it = index_.find(key);
+  return it == index_.end() ? -1 : it->second;
+}
+
+int Graph::at(std::string_view id) const {
+  int i = find(id);
+  if (i < 0) throw GraphError("no tensor '" + std::string(id) + "' in the graph");
+  return i;
+}
+
+int Graph::add(Tensor t) {
+  const std::string id = t.id();
+  if (!index_.emplace(id, static_cast<int>(tensors_.size())).second)
+    throw GraphError("duplicate tensor id '" + id + "'");
+  tensors_.push_back(std::move(t));
+  results_.clear();
+  return static_cast<int>(tensors_.size()) - 1;
+}
+
+void Graph::set_grad(int tensor, const std::string& grad_of) {
+  if (!grad_of.empty()) tensors_[tensor].grad_of = at(grad_of);
+}
+
+namespace {
+const Shape kOne = {Expr::constant(1)};
+}
+
+int Graph::input(const std::string& name, std::string_view shape, const std::string& grad_of) {
+  Tensor t;
+  t.name = name;
+  t.op = Op::kPlaceholder;
+  t.x1_shape = parse_shape(shape);
+  t.x1_hidden = kOne;
+  int i = add(std::move(t));
+  set_grad(i, grad_of);
+  return i;
+}
+
+int Graph::weight(const std::string& name, std::string_view shape) {
+  int i = input(name, shape);
+  tensors_[i].require_grads = true;
+  tensors_[i].role = Role::kWeight;
+  return i;
+}
+
+int Graph::einsum(const std::string& name, const std::string& x1, const std::string& x2,
+                  const std::string& spec, std::string_view x1_shape, std::string_view x2_shape,
+                  const std::string& grad_of) {
+  Tensor t;
+  t.name = name;
+  t.op = Op::kEinsum;
+  t.einsum = spec;
+  t.x1 = ref(x1);
+  t.x2 = ref(x2);
+  t.x1_shape = parse_shape(x1_shape);
+  t.x1_hidden = kOne;
+  t.x2_shape = parse_shape(x2_shape);
+  t.x2_hidden = kOne;
+  int i = add(std::move(t));
+  set_grad(i, grad_of);
+  if (tensors_[i].grad_of >= 0 && tensors_[tensors_[i].grad_of].role == Role::kWeight)
+    tensors_[i].role = Role::kGradient;
+  return i;
+}
+
+int Graph::add_op(const std::string& name, const std::string& x1, const std::string& x2,
+                  std::string_view shape, const std::string& grad_of) {
+  Tensor t;
+  t.name = name;
+  t.op = Op::kAdd;
+  t.x1 = ref(x1);
+  t.x2 = ref(x2);
+  t.x1_shape = t.x2_shape = parse_shape(shape);
+  t.x1_hidden = t.x2_hidden = kOne;
+  int i = add(std::move(t));
+  set_grad(i, grad_of);
+  return i;
+}
+
+int Graph::elementwise(const std::string& name, const std::string& x1,
+                       expr::Rational ops_per_element, std::string_view shape,
+                       const std::string& grad_of) {
+  Tensor t;
+  t.name = name;
+  t.op = Op::kElementwise;
+  t.amplifier = ops_per_element;
+  t.x1 = ref(x1);
+  t.x1_shape = parse_shape(shape);
+  t.x1_hidden = kOne;
+  int i = add(std::move(t));
+  set_grad(i, grad_of);
+  return i;
+}
+
+int Graph::identity(const std::string& name, const std::string& x1, std::string_view shape,
+                    const std::string& grad_of) {
+  Tensor t;
+  t.name = name;
+  t.op = Op::kIdentity;
+  t.x1 = ref(x1);
+  t.x1_shape = parse_shape(shape);
+  t.x1_hidden = kOne;
+  int i = add(std::move(t));
+  set_grad(i, grad_of);
+  return i;
+}
+
+int Graph::reshape(const std::string& name, const std::string& x1, std::string_view from_shape,
+                   std::string_view to_shape, const std::string& grad_of) {
+  Tensor t;
+  t.name = name;
+  t.op = Op::kReshape;
+  t.x1 = ref(x1);
+  t.x1_shape = parse_shape(from_shape);
+  t.x1_hidden = kOne;
+  t.x2_shape = parse_shape(to_shape);
+  t.x2_hidden = kOne;
+  int i = add(std::move(t));
+  set_grad(i, grad_of);
+  return i;
+}
+
+void Graph::append(const Graph& module, const std::string& prefix,
+                   const std::map<std::string, Expr>& renames, Placement placement) {
+  const int offset = static_cast<int>(tensors_.size());
+  auto rename = [&](std::optional<Shape>& shape) {
+    if (!shape || renames.empty()) return;
+    for (Expr& dim : *shape) dim = dim.substitute(renames);
+  };
+  for (const Tensor& src : module.tensors_) {
+    Tensor t = src;
+    t.name = prefix + src.name;
+    t.placement = placement;
+    auto shift = [&](int& i) {
+      if (i >= 0) i += offset;
+    };
+    shift(t.x1);
+    shift(t.x2);
+    shift(t.grad_of);
+    rename(t.x1_shape);
+    rename(t.x1_hidden);
+    rename(t.x2_shape);
+    rename(t.x2_hidden);
+    if (!renames.empty() && !t.factor.is_zero()) t.factor = t.factor.substitute(renames);
+    add(std::move(t));
+  }
+}
+
+void Graph::link(std::string_view from, std::string_view to, bool force) {
+  const int f = at(from);
+  Tensor& t = tensors_[at(to)];
+  if (t.op != Op::kPlaceholder && !force)
+    throw GraphError("cannot link into '" + t.id() + "': not a placeholder");
+  t.op = Op::kIdentity;
+  t.x1 = f;
+  results_.clear();
+}
+
+const OpResult& Graph::result(int i) const {
+  if (results_.size() != tensors_.size()) results_.assign(tensors_.size(), std::nullopt);
+  auto& slot = results_.at(i);
+  if (!slot) slot = evaluate_op(tensors_[i]);
+  return *slot;
+}
+
+}  // namespace stg::graph

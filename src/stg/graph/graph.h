@@ -1,0 +1,80 @@
+// A tensor graph: the tensors of a module (or of a whole model) in
+// definition order, with a builder API to write modules in C++ and the two
+// composition primitives of the reference: replicate a module under a name
+// prefix (optionally renaming symbols) and link an output of one module to a
+// placeholder input of another.
+#pragma once
+
+#include <map>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "stg/graph/op.h"
+#include "stg/graph/tensor.h"
+
+namespace stg::graph {
+
+// Parses "Batch/dp, Seq/sp, Dmodel/tp" into a shape.
+Shape parse_shape(std::string_view text);
+// Prints a shape as the reference does: dims joined by "," ("1" when empty).
+std::string shape_str(const Shape& shape);
+
+class Graph {
+ public:
+  const std::vector<Tensor>& tensors() const { return tensors_; }
+  size_t size() const { return tensors_.size(); }
+  const Tensor& operator[](int i) const { return tensors_.at(i); }
+  // Mutable access drops the cached op results.
+  Tensor& mutable_tensor(int i) {
+    results_.clear();
+    return tensors_.at(i);
+  }
+
+  // Index of the tensor with this id ("name@rev", or "name" for revision 0);
+  // throws GraphError when absent.
+  int at(std::string_view id) const;
+  // -1 when absent.
+  int find(std::string_view id) const;
+
+  // Adds a tensor (its id must be new) and returns its index.
+  int add(Tensor t);
+
+  // ---- builder: shapes are written as text, as in a sharding spreadsheet.
+  int input(const std::string& name, std::string_view shape, const std::string& grad_of = "");
+  int weight(const std::string& name, std::string_view shape);
+  int einsum(const std::string& name, const std::string& x1, const std::string& x2,
+             const std::string& spec, std::string_view x1_shape, std::string_view x2_shape,
+             const std::string& grad_of = "");
+  int add_op(const std::string& name, const std::string& x1, const std::string& x2,
+             std::string_view shape, const std::string& grad_of = "");
+  int elementwise(const std::string& name, const std::string& x1, expr::Rational ops_per_element,
+                  std::string_view shape, const std::string& grad_of = "");
+  int identity(const std::string& name, const std::string& x1, std::string_view shape,
+               const std::string& grad_of = "");
+  int reshape(const std::string& name, const std::string& x1, std::string_view from_shape,
+              std::string_view to_shape, const std::string& grad_of = "");
+
+  // ---- composition
+  // Appends a copy of `module` whose tensor names are `prefix + name`, with
+  // symbols renamed as given, placed at `placement`.
+  void append(const Graph& module, const std::string& prefix,
+              const std::map<std::string, expr::Expr>& renames, Placement placement);
+  // Turns placeholder `to` into an identity of `from` (the reference's
+  // ConnectGraph); `force` also allows a non-placeholder `to`.
+  void link(std::string_view from, std::string_view to, bool force = false);
+
+  // Output shape/hidden/ops of every tensor, cached until the graph changes.
+  const OpResult& result(int i) const;
+
+ private:
+  int ref(const std::string& id) const { return id.empty() ? -1 : at(id); }
+  void set_grad(int tensor, const std::string& grad_of);
+
+  std::vector<Tensor> tensors_;
+  std::unordered_map<std::string, int> index_;
+  mutable std::vector<std::optional<OpResult>> results_;
+};
+
+}  // namespace stg::graph

@@ -1,0 +1,73 @@
+// The symbolic tensor IR: a tensor is one row of a module graph, the output of
+// an op applied to up to two inputs, each seen in a given (sharded) shape.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "stg/expr/expr.h"
+
+namespace stg::graph {
+
+using Shape = std::vector<expr::Expr>;
+
+enum class Op {
+  kPlaceholder,   // T: an input or a weight
+  kEinsum,        // M: "ab,bc->ac"
+  kAdd,           // A: x1 + x2
+  kElementwise,   // E: unary element-wise, `amplifier` ops per element
+  kElementwise2,  // E2: binary element-wise, `amplifier` ops per element
+  kIdentity,      // I: pass-through (a link between modules, or a reshard)
+  kReshape,       // R: reshape to x2_shape
+  kBroadcast,     // B: dim `axis` multiplied by `factor`
+  kSlice,         // SLICE: dim `axis` becomes `factor`
+  kConcat,        // C: concatenate x1 and x2 along `axis`
+  kCustom,        // CUSTOM: opaque kernel; shape x2_shape, cost `factor` ops
+  kShadow,        // S: stand-in for a tensor produced on another stage
+};
+
+// The reference's op code ("M", "E", ...), written as the `op_type` attribute.
+const char* op_code(Op op);
+
+// What a tensor is for; passes use this instead of name matching.
+enum class Role {
+  kActivation,  // forward or backward data
+  kWeight,      // a trainable parameter (require_grads)
+  kGradient,    // the gradient of a weight
+  kUpdate,      // the updated weight w@1 = w@0 + dw
+};
+
+// Which part of the model a tensor belongs to, for pipeline placement.
+struct Placement {
+  enum class Kind { kFirst, kBlock, kLast };
+  Kind kind = Kind::kBlock;
+  int block = 0;  // index of the transformer block for kBlock
+};
+
+struct Tensor {
+  std::string name;
+  int revision = 0;
+  bool require_grads = false;
+  Role role = Role::kActivation;
+  Placement placement;
+
+  int x1 = -1;  // index of the producer of input 1 in the owning graph
+  int x2 = -1;
+  Op op = Op::kPlaceholder;
+
+  // Op attributes (only those of `op` are meaningful).
+  std::string einsum;                 // kEinsum
+  expr::Rational amplifier = 1;       // kElementwise, kElementwise2
+  int axis = 0;                       // kBroadcast, kSlice, kConcat
+  expr::Expr factor;                  // kBroadcast, kSlice, kCustom
+
+  // How this op sees its inputs; absent when the op has no such input.
+  std::optional<Shape> x1_shape, x1_hidden, x2_shape, x2_hidden;
+
+  int grad_of = -1;  // the tensor this one is the gradient of
+
+  std::string id() const { return name + "@" + std::to_string(revision); }
+};
+
+}  // namespace stg::graph

@@ -1,0 +1,37 @@
+#include "stg/lower/io_info.h"
+
+#include <charconv>
+#include <cmath>
+
+namespace stg::lower {
+
+std::string python_float(double value) {
+  char buf[64];
+  if (std::fabs(value) < 1e16 && value == std::floor(value)) {
+    auto [end, ec] = std::to_chars(buf, buf + sizeof buf, static_cast<long long>(value));
+    return std::string(buf, end) + ".0";
+  }
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value, std::chars_format::scientific);
+  std::string s(buf, end);
+  // Python writes exponents with at least two digits: 1e+16, 1.5e+20.
+  return s;
+}
+
+TensorInfo io_info(const graph::Graph& g, int tensor, bool shadow, const Values& values,
+                   const IoPolicy& policy) {
+  // An identity stands for the tensor it forwards.
+  if (!shadow && g[tensor].op == graph::Op::kIdentity && g[tensor].x1 >= 0) tensor = g[tensor].x1;
+  const graph::Tensor& t = g[tensor];
+  const graph::Shape& shape = g.result(tensor).y_shape;
+  TensorInfo info;
+  info.name = (shadow ? "shadow_" : "") + t.id() + graph::shape_str(shape);
+  const int64_t elements = whole_count(expr::product(shape), values, "size of tensor " + t.id());
+  double size = static_cast<double>(elements);
+  if (policy.mixed_precision && elements != 0)
+    size = t.require_grads ? std::floor(size * 1.5) * 4 : std::floor(size * 0.5) * 4;
+  if (t.require_grads) size += 4.0 * static_cast<double>(elements);  // Adam m and v
+  info.size = python_float(size);
+  return info;
+}
+
+}  // namespace stg::lower

@@ -1,0 +1,26 @@
+// The `inputs`/`outputs` entries of a node: tensor id + shape text, and a
+// size for memory accounting as the later reference computes it.
+#pragma once
+
+#include <string>
+
+#include "stg/graph/graph.h"
+#include "stg/lower/stage_graph.h"
+#include "stg/lower/values.h"
+
+namespace stg::lower {
+
+struct IoPolicy {
+  // Reference accounting with --mixed_precision: weights 6 bytes per element
+  // plus Adam state, activations 2 bytes; otherwise element counts.
+  bool mixed_precision = false;
+};
+
+// `shadow` names the received copy of a tensor produced on another stage.
+TensorInfo io_info(const graph::Graph& g, int tensor, bool shadow, const Values& values,
+                   const IoPolicy& policy);
+
+// A number printed as Python prints a float: "1048576.0", "1e+16".
+std::string python_float(double value);
+
+}  // namespace stg::lower

@@ -1,0 +1,246 @@
+#include "stg/lower/lower_stage.h"
+
+#include <algorithm>
+#include <queue>
+#include <unordered_map>
+
+namespace stg::lower {
+namespace {
+
+using graph::Graph;
+using graph::Tensor;
+
+constexpr int kNone = -1;
+
+// Where a tensor's nodes are in the stage being built.
+struct TensorNodes {
+  int comp = kNone;      // compute node (or the RECV for a shadow)
+  int first_x1 = kNone;  // first collective on input 1
+  int first_x2 = kNone;
+};
+
+class StageLowering {
+ public:
+  StageLowering(const Graph& g, const passes::PipelinePlan& plan, int stage, const Values& values,
+                const LowerOptions& options)
+      : g_(g), plan_(plan), stage_(stage), values_(values), options_(options) {}
+
+  StageGraph run() {
+    for (int t : plan_.members[stage_]) lower_tensor(t);
+    for (const auto& link : plan_.links)
+      if (link.to_stage == stage_) add_recv(link);
+    for (int t : plan_.members[stage_]) connect_inputs(t);
+    drop_empty_compute();
+    return finish();
+  }
+
+ private:
+  int64_t count(const expr::Expr& e, const std::string& what) const {
+    return whole_count(e, values_, what);
+  }
+  int64_t elements(const graph::Shape& shape, const std::string& what) const {
+    for (const expr::Expr& dim : shape) count(dim, "dimension " + dim.str() + " of " + what);
+    return count(expr::product(shape), "size of " + what);
+  }
+  TensorInfo info(int tensor, bool shadow = false) const {
+    return io_info(g_, tensor, shadow, values_, options_.io);
+  }
+  bool is_local(int tensor) const { return plan_.stage_of[tensor] == stage_; }
+  TensorInfo input_info(int tensor) const { return info(tensor, !is_local(tensor)); }
+
+  int push(LoweredNode n) {
+    nodes_.push_back(std::move(n));
+    return static_cast<int>(nodes_.size()) - 1;
+  }
+
+  void lower_tensor(int t) {
+    const Tensor& x = g_[t];
+    const graph::OpResult& r = g_.result(t);
+    TensorNodes& tn = where_[t];
+    LoweredNode comp;
+    comp.name = x.id() + "_COMP";
+    comp.kind = NodeKind::kComp;
+    comp.num_ops = count(r.num_ops, "operation count of " + x.id());
+    comp.y_tensor_size = elements(r.y_shape, "tensor " + x.id());
+    comp.tensor_size = static_cast<uint64_t>(comp.y_tensor_size);
+    comp.op_type = graph::op_code(x.op);
+    for (int in : {x.x1, x.x2})
+      if (in >= 0) comp.inputs.push_back(input_info(in));
+    comp.outputs.push_back(info(t));
+    tn.comp = push(std::move(comp));
+    tn.first_x1 = lower_input(t, x.x1, x.x1_shape, x.x1_hidden, "_X1COMM");
+    tn.first_x2 = lower_input(t, x.x2, x.x2_shape, x.x2_hidden, "_X2_COMM");
+    for (const auto& link : plan_.links)
+      if (link.tensor == t && link.from_stage == stage_) add_send(t, link);
+  }
+
+  // Collectives that bring input `in` into the view this op reads it in.
+  int lower_input(int t, int in, const std::optional<graph::Shape>& shape,
+                  const std::optional<graph::Shape>& hidden, const char* suffix) {
+    if (in < 0) return kNone;
+    const graph::OpResult& from = g_.result(in);
+    std::vector<Collective> colls;
+    try {
+      colls = collectives_between(from.y_shape, from.y_hidden, *shape, *hidden,
+                                  options_.active_axes);
+    } catch (const graph::GraphError& e) {
+      throw graph::GraphError("input " + g_[in].id() + " of " + g_[t].id() + ": " + e.what());
+    }
+    int first = kNone, prev = kNone;
+    for (const Collective& c : colls) {
+      LoweredNode n;
+      n.name = g_[t].id() + suffix;
+      n.kind = NodeKind::kColl;
+      n.coll = c.type;
+      n.axis = c.axis;
+      n.comm_size = elements(from.y_shape, "tensor " + g_[in].id());
+      n.y_tensor_size = elements(*shape, "input of " + g_[t].id());
+      n.inputs.push_back(input_info(in));
+      if (prev != kNone) n.data_deps.push_back(static_cast<uint64_t>(prev));
+      prev = push(std::move(n));
+      if (first == kNone) first = prev;
+    }
+    if (prev != kNone) nodes_[where_[t].comp].data_deps.push_back(static_cast<uint64_t>(prev));
+    return first;
+  }
+
+  void add_send(int t, const passes::CrossStageLink& link) {
+    LoweredNode n;
+    n.name = g_[t].id() + "_Y_SEND";
+    n.kind = NodeKind::kSend;
+    n.comm_size = elements(g_.result(t).y_shape, "tensor " + g_[t].id());
+    n.peer_stage = link.to_stage;
+    n.tag = link.tag;
+    n.inputs.push_back(info(t));
+    n.data_deps.push_back(static_cast<uint64_t>(where_[t].comp));
+    push(std::move(n));
+  }
+
+  void add_recv(const passes::CrossStageLink& link) {
+    const int t = link.tensor;
+    LoweredNode n;
+    n.name = "shadow_" + g_[t].id() + "_Y_RECV";
+    n.kind = NodeKind::kRecv;
+    n.comm_size = elements(g_.result(t).y_shape, "tensor " + g_[t].id());
+    n.y_tensor_size = n.comm_size;
+    n.peer_stage = link.from_stage;
+    n.tag = link.tag;
+    n.outputs.push_back(info(t, /*shadow=*/true));
+    remote_output_[t] = push(std::move(n));
+  }
+
+  int output_node(int tensor) const {
+    if (is_local(tensor)) return where_.at(tensor).comp;
+    return remote_output_.at(tensor);
+  }
+
+  void connect_inputs(int t) {
+    const TensorNodes& tn = where_[t];
+    auto connect = [&](int in, int first_coll) {
+      if (in < 0) return;
+      const int to = first_coll != kNone ? first_coll : tn.comp;
+      nodes_[to].data_deps.push_back(static_cast<uint64_t>(output_node(in)));
+    };
+    connect(g_[t].x1, tn.first_x1);
+    connect(g_[t].x2, tn.first_x2);
+  }
+
+  // Compute nodes without work (placeholders, identities) are removed; their
+  // dependents inherit their dependencies.
+  void drop_empty_compute() {
+    const int n = static_cast<int>(nodes_.size());
+    removed_.assign(n, false);
+    for (int i = 0; i < n; ++i)
+      removed_[i] = nodes_[i].kind == NodeKind::kComp && nodes_[i].num_ops == 0;
+    std::vector<std::vector<uint64_t>> resolved(n);
+    std::vector<bool> done(n, false);
+    // Dependencies of a removed node, with removed nodes resolved in turn.
+    auto resolve = [&](auto&& self, int i) -> const std::vector<uint64_t>& {
+      if (!done[i]) {
+        done[i] = true;
+        for (uint64_t d : nodes_[i].data_deps) {
+          if (!removed_[d]) {
+            resolved[i].push_back(d);
+          } else {
+            const auto& sub = self(self, static_cast<int>(d));
+            resolved[i].insert(resolved[i].end(), sub.begin(), sub.end());
+          }
+        }
+      }
+      return resolved[i];
+    };
+    for (int i = 0; i < n; ++i) {
+      if (removed_[i]) continue;
+      std::vector<uint64_t> deps;
+      for (uint64_t d : nodes_[i].data_deps) {
+        if (!removed_[d]) {
+          deps.push_back(d);
+        } else {
+          const auto& sub = resolve(resolve, static_cast<int>(d));
+          deps.insert(deps.end(), sub.begin(), sub.end());
+        }
+      }
+      nodes_[i].data_deps = std::move(deps);
+    }
+  }
+
+  // Drops removed nodes and duplicate deps, orders nodes topologically
+  // (stable: earliest definition first) and numbers them 0..n-1 in file
+  // order.
+  StageGraph finish() {
+    const int n = static_cast<int>(nodes_.size());
+    std::vector<std::vector<int>> children(n);
+    std::vector<int> pending(n, 0);
+    for (int i = 0; i < n; ++i) {
+      if (removed_[i]) continue;
+      auto& deps = nodes_[i].data_deps;
+      std::vector<uint64_t> unique;
+      for (uint64_t d : deps)
+        if (std::find(unique.begin(), unique.end(), d) == unique.end()) unique.push_back(d);
+      deps = std::move(unique);
+      for (uint64_t d : deps) children[d].push_back(i);
+      pending[i] = static_cast<int>(deps.size());
+    }
+    std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
+    for (int i = 0; i < n; ++i)
+      if (!removed_[i] && pending[i] == 0) ready.push(i);
+    std::vector<uint64_t> new_id(n, 0);
+    StageGraph out;
+    out.stage = stage_;
+    while (!ready.empty()) {
+      const int i = ready.top();
+      ready.pop();
+      new_id[i] = out.nodes.size();
+      out.nodes.push_back(std::move(nodes_[i]));
+      for (int c : children[i])
+        if (--pending[c] == 0) ready.push(c);
+    }
+    const auto kept = std::count(removed_.begin(), removed_.end(), false);
+    if (static_cast<int64_t>(out.nodes.size()) != kept)
+      throw graph::GraphError("stage " + std::to_string(stage_) + " has a dependency cycle");
+    for (size_t i = 0; i < out.nodes.size(); ++i) {
+      out.nodes[i].id = i;
+      for (uint64_t& d : out.nodes[i].data_deps) d = new_id[d];
+    }
+    return out;
+  }
+
+  const Graph& g_;
+  const passes::PipelinePlan& plan_;
+  const int stage_;
+  const Values& values_;
+  const LowerOptions& options_;
+  std::vector<LoweredNode> nodes_;
+  std::unordered_map<int, TensorNodes> where_;
+  std::unordered_map<int, int> remote_output_;  // producer -> its RECV here
+  std::vector<bool> removed_;
+};
+
+}  // namespace
+
+StageGraph lower_stage(const Graph& g, const passes::PipelinePlan& plan, int stage,
+                       const Values& values, const LowerOptions& options) {
+  return StageLowering(g, plan, stage, values, options).run();
+}
+
+}  // namespace stg::lower

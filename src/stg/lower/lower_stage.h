@@ -1,0 +1,26 @@
+// Lowering of one pipeline stage: each tensor becomes a compute node plus
+// the collectives its inputs need; cross-stage links become SEND/RECV nodes.
+// All ranks of the stage share the result (they differ only in group ids
+// and peers, see RankBinding).
+#pragma once
+
+#include <vector>
+
+#include "stg/graph/graph.h"
+#include "stg/lower/io_info.h"
+#include "stg/lower/sharding.h"
+#include "stg/lower/stage_graph.h"
+#include "stg/lower/values.h"
+#include "stg/passes/pipeline.h"
+
+namespace stg::lower {
+
+struct LowerOptions {
+  std::vector<AxisSymbol> active_axes;  // axes of degree > 1, in group order
+  IoPolicy io;
+};
+
+StageGraph lower_stage(const graph::Graph& g, const passes::PipelinePlan& plan, int stage,
+                       const Values& values, const LowerOptions& options);
+
+}  // namespace stg::lower

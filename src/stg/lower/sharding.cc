@@ -1,0 +1,77 @@
+#include "stg/lower/sharding.h"
+
+#include <optional>
+
+#include "stg/graph/op.h"
+
+namespace stg::lower {
+namespace {
+
+enum class State { kDuplicated, kPartitioned, kPartial };
+
+struct AxisState {
+  State state = State::kDuplicated;
+  const expr::Expr* dim = nullptr;  // the partitioned (or partial) dim
+};
+
+// States of every axis for one view of a tensor.
+std::vector<AxisState> states_of(const graph::Shape& shape, const graph::Shape& hidden,
+                                 const std::vector<AxisSymbol>& axes) {
+  std::vector<AxisState> states(axes.size());
+  std::vector<bool> claimed(axes.size(), false);
+  auto claim = [&](const graph::Shape& dims, State state) {
+    for (const expr::Expr& dim : dims) {
+      for (size_t a = 0; a < axes.size(); ++a) {
+        if (claimed[a] || !dim.has_symbol(axes[a].symbol)) continue;
+        claimed[a] = true;
+        states[a] = {state, &dim};
+        break;  // a dim is claimed by one axis only
+      }
+    }
+  };
+  claim(shape, State::kPartitioned);
+  claim(hidden, State::kPartial);
+  return states;
+}
+
+}  // namespace
+
+std::vector<Collective> collectives_between(const graph::Shape& from_shape,
+                                            const graph::Shape& from_hidden,
+                                            const graph::Shape& to_shape,
+                                            const graph::Shape& to_hidden,
+                                            const std::vector<AxisSymbol>& axes) {
+  const auto from = states_of(from_shape, from_hidden, axes);
+  const auto to = states_of(to_shape, to_hidden, axes);
+  std::vector<Collective> out;
+  for (size_t a = 0; a < axes.size(); ++a) {
+    const Axis axis = axes[a].axis;
+    switch (from[a].state) {
+      case State::kDuplicated:
+        if (to[a].state == State::kPartial)
+          throw graph::GraphError("a duplicated tensor cannot become partial-sum on " +
+                                  axes[a].symbol);
+        break;  // duplicated -> duplicated or a local slice: nothing to send
+      case State::kPartitioned:
+        if (to[a].state == State::kDuplicated) {
+          out.push_back({CollType::kAllGather, axis});
+        } else if (to[a].state == State::kPartitioned) {
+          if (!(*from[a].dim == *to[a].dim)) out.push_back({CollType::kAllToAll, axis});
+        } else {
+          throw graph::GraphError("a partitioned tensor cannot become partial-sum on " +
+                                  axes[a].symbol);
+        }
+        break;
+      case State::kPartial:
+        if (to[a].state == State::kDuplicated) {
+          out.push_back({CollType::kAllReduce, axis});
+        } else if (to[a].state == State::kPartitioned) {
+          out.push_back({CollType::kReduceScatter, axis});
+        }
+        break;  // partial -> partial: the consumer accumulates
+    }
+  }
+  return out;
+}
+
+}  // namespace stg::lower

@@ -1,0 +1,30 @@
+// Numbers bound to the symbols of a model, and exact evaluation of sizes.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+
+#include "stg/expr/expr.h"
+
+namespace stg::lower {
+
+// An input that makes a size fractional, negative or unrepresentable; the
+// message names the dimension and the numbers it was evaluated with.
+class SizeError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct Values {
+  std::map<std::string, int64_t> by_symbol;
+  // The command-line flag that sets each symbol, for error messages.
+  std::map<std::string, std::string> flag_of;
+};
+
+// Evaluates `e` to a whole, non-negative number or throws SizeError naming
+// `what` (e.g. "dimension Dmodel/tp of tensor x@0").
+int64_t whole_count(const expr::Expr& e, const Values& values, const std::string& what);
+
+}  // namespace stg::lower

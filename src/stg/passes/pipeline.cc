@@ -1,0 +1,45 @@
+#include "stg/passes/pipeline.h"
+
+#include <algorithm>
+#include <map>
+
+namespace stg::passes {
+
+int stage_of_block(int block, int num_blocks, int pp) {
+  const int base = num_blocks / pp;
+  const int extra = num_blocks % pp;  // the first `extra` stages hold base + 1
+  const int big = extra * (base + 1);
+  return block < big ? block / (base + 1) : extra + (block - big) / base;
+}
+
+PipelinePlan assign_stages(const graph::Graph& g, int pp, int num_blocks) {
+  using Kind = graph::Placement::Kind;
+  PipelinePlan plan;
+  plan.pp = pp;
+  const int n = static_cast<int>(g.size());
+  plan.stage_of.resize(n);
+  for (int i = 0; i < n; ++i) {
+    const graph::Placement& p = g[i].placement;
+    plan.stage_of[i] = p.kind == Kind::kFirst  ? 0
+                       : p.kind == Kind::kLast ? pp - 1
+                                               : stage_of_block(p.block, num_blocks, pp);
+  }
+  plan.members.resize(pp);
+  plan.shadows.resize(pp);
+  for (int i = 0; i < n; ++i) plan.members[plan.stage_of[i]].push_back(i);
+  int tag = 0;
+  for (int s = 0; s < pp; ++s) {
+    std::map<int, bool> seen;
+    for (int t : plan.members[s]) {
+      for (int in : {g[t].x1, g[t].x2}) {
+        if (in < 0 || plan.stage_of[in] == s || seen[in]) continue;
+        seen[in] = true;
+        plan.shadows[s].push_back(in);
+        plan.links.push_back({in, plan.stage_of[in], s, tag++});
+      }
+    }
+  }
+  return plan;
+}
+
+}  // namespace stg::passes
