@@ -114,9 +114,8 @@ RankBinding rank_b() {
 // Splits a varint-delimited stream and parses every message as Msg.
 template <typename Msg>
 std::vector<Msg> parse_stream(const std::string& data) {
-  google::protobuf::io::CodedInputStream in(
-      reinterpret_cast<const uint8_t*>(data.data()),
-      static_cast<int>(data.size()));
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(data.data()),
+                                            static_cast<int>(data.size()));
   std::vector<Msg> out;
   while (in.CurrentPosition() < static_cast<int>(data.size())) {
     uint32_t len = 0;
@@ -139,9 +138,8 @@ struct V4Trace {
 };
 
 V4Trace parse_v4(const std::string& data) {
-  google::protobuf::io::CodedInputStream in(
-      reinterpret_cast<const uint8_t*>(data.data()),
-      static_cast<int>(data.size()));
+  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(data.data()),
+                                            static_cast<int>(data.size()));
   uint32_t len = 0;
   if (!in.ReadVarint32(&len)) throw std::runtime_error("bad length");
   V4Trace t;
@@ -165,8 +163,7 @@ std::vector<uint64_t> ids(const google::protobuf::RepeatedField<uint64_t>& r) {
 using VC = v4::AttributeProto::ValueCase;
 
 // Checks attribute `i` of `n`: its name and which oneof member is set.
-void expect_attr(const v4::Node& n, int i, const std::string& name,
-                 VC value_case) {
+void expect_attr(const v4::Node& n, int i, const std::string& name, VC value_case) {
   ASSERT_LT(i, n.attr_size()) << n.name();
   EXPECT_EQ(n.attr(i).name(), name) << n.name() << " attr " << i;
   EXPECT_EQ(n.attr(i).value_case(), value_case) << n.name() << " " << name;
@@ -231,15 +228,12 @@ TEST(EmitV004, CompAttrs) {
   const V4Trace t = parse_v4(out);
   const v4::Node& n = t.nodes[0];
   EXPECT_EQ(attr_names(n),
-            (std::vector<std::string>{"inputs", "outputs", "num_ops",
-                                      "tensor_size", "op_type"}));
+            (std::vector<std::string>{"inputs", "outputs", "num_ops", "tensor_size", "op_type"}));
   expect_attr(n, 0, "inputs", VC::kStringList);
   EXPECT_EQ(values(n.attr(0)),
-            (std::vector<std::string>{"x@0MicroBatch/dp,Seq", "1024.0",
-                                      "w@0Dmodel,Dff", "4096"}));
+            (std::vector<std::string>{"x@0MicroBatch/dp,Seq", "1024.0", "w@0Dmodel,Dff", "4096"}));
   expect_attr(n, 1, "outputs", VC::kStringList);
-  EXPECT_EQ(values(n.attr(1)), (std::vector<std::string>{
-                                   "in_emb.y@0MicroBatch/dp,Seq", "2048.0"}));
+  EXPECT_EQ(values(n.attr(1)), (std::vector<std::string>{"in_emb.y@0MicroBatch/dp,Seq", "2048.0"}));
   expect_attr(n, 2, "num_ops", VC::kInt64Val);
   EXPECT_EQ(n.attr(2).int64_val(), 123456789012);
   expect_attr(n, 3, "tensor_size", VC::kUint64Val);
@@ -261,9 +255,8 @@ TEST(EmitV004, CollAttrs) {
   const V4Trace t = parse_v4(out);
   for (int k : {1, 2}) {
     const v4::Node& n = t.nodes[k];
-    EXPECT_EQ(attr_names(n),
-              (std::vector<std::string>{"inputs", "outputs", "comm_size",
-                                        "comm_type", "pg_name", "is_cpu_op"}));
+    EXPECT_EQ(attr_names(n), (std::vector<std::string>{"inputs", "outputs", "comm_size",
+                                                       "comm_type", "pg_name", "is_cpu_op"}));
     expect_attr(n, 0, "inputs", VC::kStringList);
     EXPECT_EQ(values(n.attr(0)).size(), 2u);
     // Empty list: name only, no value.
@@ -276,10 +269,10 @@ TEST(EmitV004, CollAttrs) {
     EXPECT_EQ(n.attr(5).int32_val(), 0);
   }
   EXPECT_EQ(t.nodes[1].attr(2).int64_val(), 2048);
-  EXPECT_EQ(t.nodes[1].attr(3).int64_val(), 2);  // ALL_GATHER
+  EXPECT_EQ(t.nodes[1].attr(3).int64_val(), 2);     // ALL_GATHER
   EXPECT_EQ(t.nodes[1].attr(4).string_val(), "3");  // tp group of rank_a
   EXPECT_EQ(t.nodes[2].attr(2).int64_val(), 4096);
-  EXPECT_EQ(t.nodes[2].attr(3).int64_val(), 0);  // ALL_REDUCE
+  EXPECT_EQ(t.nodes[2].attr(3).int64_val(), 0);     // ALL_REDUCE
   EXPECT_EQ(t.nodes[2].attr(4).string_val(), "7");  // dp group of rank_a
 }
 
@@ -318,9 +311,8 @@ TEST(EmitV004, SendRecvAttrs) {
   const V4Trace t = parse_v4(out);
 
   const v4::Node& s = t.nodes[3];
-  EXPECT_EQ(attr_names(s),
-            (std::vector<std::string>{"inputs", "outputs", "comm_size",
-                                      "comm_tag", "comm_dst", "is_cpu_op"}));
+  EXPECT_EQ(attr_names(s), (std::vector<std::string>{"inputs", "outputs", "comm_size", "comm_tag",
+                                                     "comm_dst", "is_cpu_op"}));
   expect_attr(s, 0, "inputs", VC::kStringList);
   expect_attr(s, 1, "outputs", VC::VALUE_NOT_SET);
   expect_attr(s, 2, "comm_size", VC::kInt64Val);
@@ -333,13 +325,12 @@ TEST(EmitV004, SendRecvAttrs) {
   EXPECT_EQ(s.attr(5).int32_val(), 0);
 
   const v4::Node& r = t.nodes[4];
-  EXPECT_EQ(attr_names(r),
-            (std::vector<std::string>{"inputs", "outputs", "comm_size",
-                                      "comm_tag", "comm_src", "is_cpu_op"}));
+  EXPECT_EQ(attr_names(r), (std::vector<std::string>{"inputs", "outputs", "comm_size", "comm_tag",
+                                                     "comm_src", "is_cpu_op"}));
   expect_attr(r, 0, "inputs", VC::VALUE_NOT_SET);
   expect_attr(r, 1, "outputs", VC::kStringList);
-  EXPECT_EQ(values(r.attr(1)), (std::vector<std::string>{
-                                   "shadow_dy@0MicroBatch/dp,Seq", "4096.0"}));
+  EXPECT_EQ(values(r.attr(1)),
+            (std::vector<std::string>{"shadow_dy@0MicroBatch/dp,Seq", "4096.0"}));
   expect_attr(r, 2, "comm_size", VC::kInt64Val);
   expect_attr(r, 3, "comm_tag", VC::kInt32Val);
   EXPECT_EQ(r.attr(3).int32_val(), 309200);
@@ -363,8 +354,7 @@ TEST(EmitV004, FollowsRankBinding) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     EXPECT_EQ(ta.nodes[i].id(), tb.nodes[i].id());
     EXPECT_EQ(ta.nodes[i].name(), tb.nodes[i].name());
-    EXPECT_EQ(ta.nodes[i].attr(2).DebugString(),
-              tb.nodes[i].attr(2).DebugString());
+    EXPECT_EQ(ta.nodes[i].attr(2).DebugString(), tb.nodes[i].attr(2).DebugString());
   }
 }
 
@@ -527,8 +517,8 @@ TEST(EmitJson, KeysOrderAndValues) {
     for (const auto& item : o.items()) k.push_back(item.key());
     return k;
   };
-  const std::vector<std::string> common = {
-      "id", "name", "node_type", "y_tensor_size", "data_deps", "ctrl_deps"};
+  const std::vector<std::string> common = {"id",        "name",     "node_type", "y_tensor_size",
+                                           "data_deps", "ctrl_deps"};
   auto with = [&](std::vector<std::string> tail) {
     std::vector<std::string> k = common;
     k.insert(k.end(), tail.begin(), tail.end());
@@ -543,12 +533,9 @@ TEST(EmitJson, KeysOrderAndValues) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     EXPECT_EQ(nodes[i]["id"].get<uint64_t>(), g.nodes[i].id);
     EXPECT_EQ(nodes[i]["name"].get<std::string>(), g.nodes[i].name);
-    EXPECT_EQ(nodes[i]["y_tensor_size"].get<int64_t>(),
-              g.nodes[i].y_tensor_size);
-    EXPECT_EQ(nodes[i]["data_deps"].get<std::vector<uint64_t>>(),
-              g.nodes[i].data_deps);
-    EXPECT_EQ(nodes[i]["ctrl_deps"].get<std::vector<uint64_t>>(),
-              g.nodes[i].ctrl_deps);
+    EXPECT_EQ(nodes[i]["y_tensor_size"].get<int64_t>(), g.nodes[i].y_tensor_size);
+    EXPECT_EQ(nodes[i]["data_deps"].get<std::vector<uint64_t>>(), g.nodes[i].data_deps);
+    EXPECT_EQ(nodes[i]["ctrl_deps"].get<std::vector<uint64_t>>(), g.nodes[i].ctrl_deps);
   }
   EXPECT_EQ(nodes[0]["node_type"], "comp_node");
   EXPECT_EQ(nodes[0]["num_ops"].get<int64_t>(), 123456789012);
@@ -566,8 +553,8 @@ TEST(EmitJson, KeysOrderAndValues) {
 
 TEST(EmitJson, CollTypeNamesAndRankBinding) {
   StageGraph g;
-  const CollType types[] = {CollType::kAllReduce, CollType::kAllGather,
-                            CollType::kReduceScatter, CollType::kAllToAll};
+  const CollType types[] = {CollType::kAllReduce, CollType::kAllGather, CollType::kReduceScatter,
+                            CollType::kAllToAll};
   for (uint64_t i = 0; i < 4; ++i) {
     LoweredNode n = make_node(i, "c", NodeKind::kColl);
     n.coll = types[i];
@@ -579,8 +566,7 @@ TEST(EmitJson, CollTypeNamesAndRankBinding) {
   std::string out;
   append_trace(out, g, r, Schema::kJson);
   const auto doc = nlohmann::json::parse(out);
-  const char* names[] = {"ALL_REDUCE", "ALL_GATHER", "REDUCE_SCATTER",
-                         "ALL_TO_ALL"};
+  const char* names[] = {"ALL_REDUCE", "ALL_GATHER", "REDUCE_SCATTER", "ALL_TO_ALL"};
   for (int i = 0; i < 4; ++i) {
     EXPECT_EQ(doc["nodes"][i]["comm_type"], names[i]);
     EXPECT_EQ(doc["nodes"][i]["comm_group"].get<int64_t>(), 100 + i);
@@ -590,16 +576,12 @@ TEST(EmitJson, CollTypeNamesAndRankBinding) {
 TEST(EmitJson, EscapesLikePython) {
   // Python: json.dumps("q\"\\\u00e9\U0001F600\x01\x7f\n\t/")
   StageGraph g;
-  g.nodes.push_back(make_node(
-      1, "q\"\\\xc3\xa9\xf0\x9f\x98\x80\x01\x7f\n\t/", NodeKind::kComp));
+  g.nodes.push_back(make_node(1, "q\"\\\xc3\xa9\xf0\x9f\x98\x80\x01\x7f\n\t/", NodeKind::kComp));
   std::string out;
   append_trace(out, g, rank_a(), Schema::kJson);
-  EXPECT_NE(
-      out.find(R"("name": "q\"\\\u00e9\ud83d\ude00\u0001\u007f\n\t/")"),
-      std::string::npos)
+  EXPECT_NE(out.find(R"("name": "q\"\\\u00e9\ud83d\ude00\u0001\u007f\n\t/")"), std::string::npos)
       << out;
-  EXPECT_EQ(nlohmann::json::parse(out)["nodes"][0]["name"],
-            g.nodes[0].name);
+  EXPECT_EQ(nlohmann::json::parse(out)["nodes"][0]["name"], g.nodes[0].name);
 }
 
 TEST(EmitJson, EmptyStage) {

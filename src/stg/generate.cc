@@ -9,8 +9,10 @@
 #include "stg/io/output_files.h"
 #include "stg/lower/lower_stage.h"
 #include "stg/lower/rank_layout.h"
+#include "stg/models/gpt.h"
 #include "stg/models/transformer.h"
 #include "stg/passes/grad_update.h"
+#include "stg/passes/micro_batch.h"
 #include "stg/passes/pipeline.h"
 
 namespace stg {
@@ -97,6 +99,84 @@ Plan plan_transformer(const Options& o) {
   return p;
 }
 
+// A model dimension: its symbol, flag, the value given (if any) and default.
+struct Dim {
+  const char* symbol;
+  const char* flag;
+  std::optional<int64_t> given;
+  int64_t fallback;
+};
+
+void bind_dims(Plan& p, const std::vector<Dim>& dims) {
+  for (const Dim& d : dims) {
+    const int64_t v = d.given.value_or(d.fallback);
+    require(v >= 1, std::string(d.flag) + " " + std::to_string(v) +
+                        " is not a valid size: use a whole number >= 1");
+    p.values.by_symbol[d.symbol] = v;
+    p.values.flag_of[d.symbol] = d.flag;
+  }
+}
+
+void bind_degree(Plan& p, const char* symbol, const char* flag, int64_t value) {
+  p.values.by_symbol[symbol] = value;
+  p.values.flag_of[symbol] = flag;
+}
+
+// The later reference's dense model (gpt, alias dense).
+Plan plan_gpt(const Options& o) {
+  auto refuse = [&](bool given, const char* flag) {
+    require(!given, std::string(flag) + " does not apply to --model_type " + o.model_type +
+                        ": drop it (it applies to moe)");
+  };
+  refuse(o.experts.has_value(), "--experts");
+  refuse(o.kexperts.has_value(), "--kexperts");
+  refuse(o.din.has_value(), "--din");
+  refuse(o.dout.has_value(), "--dout");
+  Plan p;
+  const int64_t batch = o.batch.value_or(64);
+  const int64_t micro = o.micro_batch.value_or(batch);
+  bind_dims(p, {{"Dvocal", "--dvocal", o.dvocal, 32000},
+                {"Dmodel", "--dmodel", o.dmodel, 8192},
+                {"Dff", "--dff", o.dff, 28672},
+                {"Batch", "--batch", batch, 64},
+                {"MicroBatch", "--micro_batch", micro, batch},
+                {"Seq", "--seq", o.seq, 1024},
+                {"Head", "--head", o.head, 64},
+                {"KVHead", "--kvhead", o.kvhead, 8}});
+  require(batch % micro == 0, "--batch " + std::to_string(batch) + " is not divisible by --micro_batch " +
+                                  std::to_string(micro) + ": choose a micro-batch size that divides the batch");
+  require(micro % o.dp == 0, "--micro_batch " + std::to_string(micro) + " is not divisible by --dp " +
+                                 std::to_string(o.dp) + ": each data-parallel rank needs a whole share");
+  const int64_t stacks = o.num_stacks.value_or(80);
+  require(stacks >= 1, "--num_stacks " + std::to_string(stacks) + " is not valid: use >= 1");
+  require(o.pp <= stacks, "--pp " + std::to_string(o.pp) + " is larger than --num_stacks " +
+                              std::to_string(stacks) + ": every stage needs at least one block");
+  const bool tpsp = o.tpsp.value_or(true);
+  // The reference's dense path multiplies tp by ep (experts do not exist here).
+  const int64_t tp = o.tp * o.ep;
+  if (tpsp)
+    require(p.values.by_symbol["Seq"] % (o.sp * tp) == 0,
+            "--seq " + std::to_string(p.values.by_symbol["Seq"]) + " is not divisible by --sp * --tp = " +
+                std::to_string(o.sp * tp) + ": with --tpsp 1 the sequence is split over both");
+  require(p.values.by_symbol["Head"] % tp == 0,
+          "--head " + std::to_string(p.values.by_symbol["Head"]) + " is not divisible by --tp " +
+              std::to_string(tp) + ": every tensor-parallel rank needs whole heads");
+  bind_degree(p, "dp", "--dp", o.dp);
+  bind_degree(p, "tp", "--tp", tp);
+  bind_degree(p, "cp", "--sp", o.sp);
+  bind_degree(p, "ep", "--ep", o.ep);
+  bind_degree(p, "pp", "--pp", o.pp);
+  models::Model model = models::build_gpt({static_cast<int>(stacks), tpsp});
+  p.model.axes = model.axes;
+  p.model.num_blocks = model.num_blocks;
+  p.model.graph = passes::replicate_micro_batches(model.graph, static_cast<int>(batch / micro));
+  p.model.graph.substitute(
+      {{"fsdp", o.weight_sharded ? expr::Expr::symbol("dp") : expr::Expr::constant(1)}});
+  p.degree = {o.dp, tp, o.sp, 1};
+  p.lower.claim_rule = lower::ClaimRule::kEveryAxisInDim;
+  return p;
+}
+
 }  // namespace
 
 RunSummary generate(const Options& o) {
@@ -134,8 +214,9 @@ RunSummary generate(const Options& o) {
   Plan p;
   if (o.model_type == "transformer") {
     p = plan_transformer(o);
-  } else if (o.model_type == "gpt" || o.model_type == "dense" || o.model_type == "llama" ||
-             o.model_type == "moe") {
+  } else if (o.model_type == "gpt" || o.model_type == "dense") {
+    p = plan_gpt(o);
+  } else if (o.model_type == "llama" || o.model_type == "moe") {
     throw UsageError("--model_type " + o.model_type +
                      " is not supported yet: use --model_type transformer");
   } else {
@@ -144,10 +225,12 @@ RunSummary generate(const Options& o) {
   }
   p.schema = schema;
 
+  p.lower.io.mixed_precision = o.mixed_precision.value_or(false);
   std::vector<StageGraph> stages;
   try {
     passes::add_weight_updates(p.model.graph);
     p.pipeline = passes::assign_stages(p.model.graph, static_cast<int>(o.pp), p.model.num_blocks);
+    p.lower.active_axes.clear();
     for (const auto& a : p.model.axes)
       if (p.degree[static_cast<int>(a.axis)] > 1) p.lower.active_axes.push_back(a);
     for (int s = 0; s < o.pp; ++s)

@@ -80,8 +80,7 @@ void append_json_string(std::string& out, std::string_view s) {
   while (i < s.size()) {
     // Copy the longest run that needs no escaping in one go.
     size_t j = i;
-    while (j < s.size() && s[j] >= ' ' && s[j] <= '~' && s[j] != '"' &&
-           s[j] != '\\') {
+    while (j < s.size() && s[j] >= ' ' && s[j] <= '~' && s[j] != '"' && s[j] != '\\') {
       ++j;
     }
     out.append(s.data() + i, j - i);
@@ -189,8 +188,7 @@ std::string_view comm_type(CollType type) {
   return "INVALID_COMM";
 }
 
-void append_node(std::string& out, const LoweredNode& n,
-                 const RankBinding& rank) {
+void append_node(std::string& out, const LoweredNode& n, const RankBinding& rank) {
   out.append("{\"id\": ");
   append_int(out, n.id);
   append_key(out, "name");
@@ -238,8 +236,7 @@ void append_node(std::string& out, const LoweredNode& n,
 
 }  // namespace
 
-void append_trace_json(std::string& out, const StageGraph& stage,
-                       const RankBinding& rank) {
+void append_trace_json(std::string& out, const StageGraph& stage, const RankBinding& rank) {
   out.append("{\"nodes\": [");
   for (size_t k = 0; k < stage.nodes.size(); ++k) {
     if (k != 0) out.append(", ");

@@ -58,8 +58,7 @@ void fill_node(pb::Node& out, const LoweredNode& n, const RankBinding& rank) {
   out.set_id(n.id);
   out.set_name(n.name);
   out.set_node_type(node_type(n.kind));
-  out.mutable_parent()->Reserve(
-      static_cast<int>(n.data_deps.size() + n.ctrl_deps.size()));
+  out.mutable_parent()->Reserve(static_cast<int>(n.data_deps.size() + n.ctrl_deps.size()));
   add_parents(out, n.data_deps);
   add_parents(out, n.ctrl_deps);
 
@@ -71,8 +70,7 @@ void fill_node(pb::Node& out, const LoweredNode& n, const RankBinding& rank) {
     case NodeKind::kColl:
       out.set_comm_size(static_cast<uint64_t>(n.comm_size));
       out.set_comm_type(comm_type(n.coll));
-      out.set_communicator_id(
-          static_cast<uint32_t>(rank.group_id[static_cast<int>(n.axis)]));
+      out.set_communicator_id(static_cast<uint32_t>(rank.group_id[static_cast<int>(n.axis)]));
       for (int i = 0; i < kInvolvedDims; ++i) out.add_involved_dim(true);
       break;
     case NodeKind::kSend:
@@ -92,8 +90,7 @@ void fill_node(pb::Node& out, const LoweredNode& n, const RankBinding& rank) {
 
 }  // namespace
 
-void append_trace_v001(std::string& out, const StageGraph& stage,
-                       const RankBinding& rank) {
+void append_trace_v001(std::string& out, const StageGraph& stage, const RankBinding& rank) {
   pb::Node node;  // reused: Clear() keeps its allocations
   for (const LoweredNode& n : stage.nodes) {
     node.Clear();

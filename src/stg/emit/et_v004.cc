@@ -47,8 +47,7 @@ pb::AttributeProto* add_attr(pb::Node& node, const char* name) {
 
 // Flat [name, size, name, size, ...] list. An empty list leaves the oneof
 // unset (only the name is written), as the reference does.
-void add_tensor_list(pb::Node& node, const char* name,
-                     const std::vector<TensorInfo>& tensors) {
+void add_tensor_list(pb::Node& node, const char* name, const std::vector<TensorInfo>& tensors) {
   pb::AttributeProto* attr = add_attr(node, name);
   if (tensors.empty()) return;
   auto* values = attr->mutable_string_list()->mutable_values();
@@ -79,8 +78,7 @@ void fill_node(pb::Node& out, const LoweredNode& n, const RankBinding& rank) {
       // Explicit even for ALL_REDUCE (0): oneof members are always written.
       add_attr(out, "comm_type")->set_int64_val(comm_type(n.coll));
       add_attr(out, "pg_name")
-          ->set_string_val(
-              std::to_string(rank.group_id[static_cast<int>(n.axis)]));
+          ->set_string_val(std::to_string(rank.group_id[static_cast<int>(n.axis)]));
       add_attr(out, "is_cpu_op")->set_int32_val(0);
       break;
     case NodeKind::kSend:
@@ -96,8 +94,7 @@ void fill_node(pb::Node& out, const LoweredNode& n, const RankBinding& rank) {
 
 }  // namespace
 
-void append_trace_v004(std::string& out, const StageGraph& stage,
-                       const RankBinding& rank) {
+void append_trace_v004(std::string& out, const StageGraph& stage, const RankBinding& rank) {
   pb::GlobalMetadata meta;
   meta.set_version("0.0.4");
   pb::AttributeProto* schema = meta.add_attr();

@@ -6,8 +6,8 @@
 
 namespace stg::emit {
 
-void append_trace(std::string& out, const StageGraph& stage,
-                  const RankBinding& rank, Schema schema) {
+void append_trace(std::string& out, const StageGraph& stage, const RankBinding& rank,
+                  Schema schema) {
   switch (schema) {
     case Schema::kV004:
       detail::append_trace_v004(out, stage, rank);
@@ -25,10 +25,8 @@ void append_trace(std::string& out, const StageGraph& stage,
 namespace detail {
 
 int64_t peer_rank(const RankBinding& rank, int peer_stage) {
-  if (peer_stage < 0 ||
-      static_cast<size_t>(peer_stage) >= rank.rank_on_stage.size()) {
-    throw std::out_of_range("rank " + std::to_string(rank.rank) +
-                            " has no peer on stage " +
+  if (peer_stage < 0 || static_cast<size_t>(peer_stage) >= rank.rank_on_stage.size()) {
+    throw std::out_of_range("rank " + std::to_string(rank.rank) + " has no peer on stage " +
                             std::to_string(peer_stage));
   }
   return rank.rank_on_stage[static_cast<size_t>(peer_stage)];
@@ -45,8 +43,7 @@ void append_varint(std::string& out, uint64_t value) {
   out.append(buf, n);
 }
 
-void append_delimited(std::string& out,
-                      const google::protobuf::MessageLite& msg) {
+void append_delimited(std::string& out, const google::protobuf::MessageLite& msg) {
   // ByteSizeLong() caches the sizes SerializeWithCachedSizesToArray() uses;
   // serialising straight into `out` avoids a temporary string per message.
   const size_t n = msg.ByteSizeLong();

@@ -25,18 +25,15 @@ enum class Schema {
 // Appends the complete content of one rank's trace file to `out`.
 // Throws std::out_of_range if a send/recv names a stage that `rank` has no
 // entry for in rank_on_stage.
-void append_trace(std::string& out, const StageGraph& stage,
-                  const RankBinding& rank, Schema schema);
+void append_trace(std::string& out, const StageGraph& stage, const RankBinding& rank,
+                  Schema schema);
 
 namespace detail {
 
 // One implementation per schema (et_v004.cc, et_v001.cc, et_json.cc).
-void append_trace_v004(std::string& out, const StageGraph& stage,
-                       const RankBinding& rank);
-void append_trace_v001(std::string& out, const StageGraph& stage,
-                       const RankBinding& rank);
-void append_trace_json(std::string& out, const StageGraph& stage,
-                       const RankBinding& rank);
+void append_trace_v004(std::string& out, const StageGraph& stage, const RankBinding& rank);
+void append_trace_v001(std::string& out, const StageGraph& stage, const RankBinding& rank);
+void append_trace_json(std::string& out, const StageGraph& stage, const RankBinding& rank);
 
 // Rank on stage `peer_stage` with the same spatial coordinates as `rank`.
 int64_t peer_rank(const RankBinding& rank, int peer_stage);

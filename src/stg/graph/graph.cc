@@ -151,13 +151,67 @@ int Graph::reshape(const std::string& name, const std::string& x1, std::string_v
   return i;
 }
 
+int Graph::op(const std::string& name, Op op, const std::string& x1, const std::string& x2,
+               std::string_view x1_shape, std::string_view x2_shape, std::string_view x1_hidden,
+               std::string_view x2_hidden) {
+  Tensor t;
+  t.name = name;
+  t.op = op;
+  t.x1 = ref(x1);
+  t.x2 = ref(x2);
+  if (!x1_shape.empty()) {
+    t.x1_shape = parse_shape(x1_shape);
+    t.x1_hidden = parse_shape(x1_hidden);
+  }
+  if (!x2_shape.empty()) {
+    t.x2_shape = parse_shape(x2_shape);
+    t.x2_hidden = parse_shape(x2_hidden);
+  }
+  return add(std::move(t));
+}
+
+int Graph::slice(const std::string& name, const std::string& x1, int axis,
+                 std::string_view size, std::string_view x1_shape, const std::string& x2,
+                 std::string_view x2_shape) {
+  int i = op(name, Op::kSlice, x1, x2, x1_shape, x2_shape);
+  tensors_[i].axis = axis;
+  tensors_[i].factor = Expr::parse(size);
+  return i;
+}
+
+int Graph::custom(const std::string& name, const std::string& x1, std::string_view num_ops,
+                  std::string_view x1_shape, std::string_view out_shape,
+                  std::string_view out_hidden) {
+  int i = op(name, Op::kCustom, x1, "", x1_shape, out_shape, "1", out_hidden);
+  tensors_[i].factor = Expr::parse(num_ops);
+  return i;
+}
+
+Graph& Graph::grad_of(const std::string& grad_of) {
+  set_grad(static_cast<int>(tensors_.size()) - 1, grad_of);
+  return *this;
+}
+
+void Graph::mark_backward_from(int first) {
+  for (size_t i = first; i < tensors_.size(); ++i) tensors_[i].backward = true;
+}
+
+void rename_symbols(Tensor& t, const std::map<std::string, Expr>& renames) {
+  if (renames.empty()) return;
+  for (auto* shape : {&t.x1_shape, &t.x1_hidden, &t.x2_shape, &t.x2_hidden})
+    if (*shape)
+      for (Expr& dim : **shape) dim = dim.substitute(renames);
+  if (!t.factor.is_zero()) t.factor = t.factor.substitute(renames);
+}
+
+void Graph::substitute(const std::map<std::string, Expr>& renames) {
+  for (Tensor& t : tensors_) rename_symbols(t, renames);
+  results_.clear();
+}
+
 void Graph::append(const Graph& module, const std::string& prefix,
                    const std::map<std::string, Expr>& renames, Placement placement) {
   const int offset = static_cast<int>(tensors_.size());
-  auto rename = [&](std::optional<Shape>& shape) {
-    if (!shape || renames.empty()) return;
-    for (Expr& dim : *shape) dim = dim.substitute(renames);
-  };
   for (const Tensor& src : module.tensors_) {
     Tensor t = src;
     t.name = prefix + src.name;
@@ -168,11 +222,8 @@ void Graph::append(const Graph& module, const std::string& prefix,
     shift(t.x1);
     shift(t.x2);
     shift(t.grad_of);
-    rename(t.x1_shape);
-    rename(t.x1_hidden);
-    rename(t.x2_shape);
-    rename(t.x2_hidden);
-    if (!renames.empty() && !t.factor.is_zero()) t.factor = t.factor.substitute(renames);
+    for (int& d : t.extra_deps) shift(d);
+    rename_symbols(t, renames);
     add(std::move(t));
   }
 }

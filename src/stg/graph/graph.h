@@ -16,6 +16,9 @@
 
 namespace stg::graph {
 
+// Renames symbols in a tensor's views and op attributes.
+void rename_symbols(Tensor& t, const std::map<std::string, expr::Expr>& renames);
+
 // Parses "Batch/dp, Seq/sp, Dmodel/tp" into a shape.
 Shape parse_shape(std::string_view text);
 // Prints a shape as the reference does: dims joined by "," ("1" when empty).
@@ -56,6 +59,23 @@ class Graph {
   int reshape(const std::string& name, const std::string& x1, std::string_view from_shape,
               std::string_view to_shape, const std::string& grad_of = "");
 
+  // Any op with explicit views (empty x?_shape: no such input).
+  int op(const std::string& name, Op op, const std::string& x1, const std::string& x2,
+         std::string_view x1_shape, std::string_view x2_shape = "",
+         std::string_view x1_hidden = "1", std::string_view x2_hidden = "1");
+  // Output is x1 with dim `axis` set to `size`; x2 is an optional extra input.
+  int slice(const std::string& name, const std::string& x1, int axis, std::string_view size,
+            std::string_view x1_shape, const std::string& x2 = "",
+            std::string_view x2_shape = "");
+  // Opaque kernel of `num_ops` operations whose output is (out_shape, out_hidden).
+  int custom(const std::string& name, const std::string& x1, std::string_view num_ops,
+             std::string_view x1_shape, std::string_view out_shape,
+             std::string_view out_hidden = "1");
+  // Marks the last added tensor as the gradient of `grad_of`.
+  Graph& grad_of(const std::string& grad_of);
+  // Marks the tensors from index `first` on as the backward pass.
+  void mark_backward_from(int first);
+
   // ---- composition
   // Appends a copy of `module` whose tensor names are `prefix + name`, with
   // symbols renamed as given, placed at `placement`.
@@ -64,6 +84,9 @@ class Graph {
   // Turns placeholder `to` into an identity of `from` (the reference's
   // ConnectGraph); `force` also allows a non-placeholder `to`.
   void link(std::string_view from, std::string_view to, bool force = false);
+
+  // Renames symbols in every shape and op attribute of the graph.
+  void substitute(const std::map<std::string, expr::Expr>& renames);
 
   // Output shape/hidden/ops of every tensor, cached until the graph changes.
   const OpResult& result(int i) const;

@@ -65,7 +65,17 @@ struct Tensor {
   // How this op sees its inputs; absent when the op has no such input.
   std::optional<Shape> x1_shape, x1_hidden, x2_shape, x2_hidden;
 
-  int grad_of = -1;  // the tensor this one is the gradient of
+  int grad_of = -1;  // the weight (or activation) this one is the gradient of
+
+  // Part of the backward pass (reads weights through their backward copy
+  // under FSDP; recomputation re-runs the forward before these).
+  bool backward = false;
+  // Transient full-size buffer of sharded training (FSDP assembled weight or
+  // gradient): not resident memory.
+  bool transient = false;
+  // Further producers this op waits for without reading them (e.g. the
+  // fused attention kernel waits for the gathered K and V).
+  std::vector<int> extra_deps;
 
   std::string id() const { return name + "@" + std::to_string(revision); }
 };

@@ -82,7 +82,7 @@ class StageLowering {
     std::vector<Collective> colls;
     try {
       colls = collectives_between(from.y_shape, from.y_hidden, *shape, *hidden,
-                                  options_.active_axes);
+                                  options_.active_axes, options_.claim_rule);
     } catch (const graph::GraphError& e) {
       throw graph::GraphError("input " + g_[in].id() + " of " + g_[t].id() + ": " + e.what());
     }
@@ -143,6 +143,8 @@ class StageLowering {
     };
     connect(g_[t].x1, tn.first_x1);
     connect(g_[t].x2, tn.first_x2);
+    for (int dep : g_[t].extra_deps)
+      nodes_[tn.comp].data_deps.push_back(static_cast<uint64_t>(output_node(dep)));
   }
 
   // Compute nodes without work (placeholders, identities) are removed; their

@@ -17,6 +17,7 @@ namespace stg::lower {
 
 struct LowerOptions {
   std::vector<AxisSymbol> active_axes;  // axes of degree > 1, in group order
+  ClaimRule claim_rule = ClaimRule::kOneAxisPerDim;
   IoPolicy io;
 };
 

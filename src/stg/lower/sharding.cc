@@ -1,5 +1,6 @@
 #include "stg/lower/sharding.h"
 
+#include <map>
 #include <optional>
 
 #include "stg/graph/op.h"
@@ -11,12 +12,15 @@ enum class State { kDuplicated, kPartitioned, kPartial };
 
 struct AxisState {
   State state = State::kDuplicated;
-  const expr::Expr* dim = nullptr;  // the partitioned (or partial) dim
+  expr::Expr dim;  // the partitioned (or partial) dim, as compared
 };
+
+// The symbols of every parallel axis a later-era shape may mention.
+const std::vector<std::string> kAllAxisSymbols = {"dp", "tp", "cp", "sp", "ep"};
 
 // States of every axis for one view of a tensor.
 std::vector<AxisState> states_of(const graph::Shape& shape, const graph::Shape& hidden,
-                                 const std::vector<AxisSymbol>& axes) {
+                                 const std::vector<AxisSymbol>& axes, ClaimRule rule) {
   std::vector<AxisState> states(axes.size());
   std::vector<bool> claimed(axes.size(), false);
   auto claim = [&](const graph::Shape& dims, State state) {
@@ -24,8 +28,14 @@ std::vector<AxisState> states_of(const graph::Shape& shape, const graph::Shape& 
       for (size_t a = 0; a < axes.size(); ++a) {
         if (claimed[a] || !dim.has_symbol(axes[a].symbol)) continue;
         claimed[a] = true;
-        states[a] = {state, &dim};
-        break;  // a dim is claimed by one axis only
+        if (rule == ClaimRule::kOneAxisPerDim) {
+          states[a] = {state, dim};
+          break;
+        }
+        std::map<std::string, expr::Expr> others;
+        for (const std::string& s : kAllAxisSymbols)
+          if (s != axes[a].symbol) others[s] = expr::Expr::constant(1);
+        states[a] = {state, dim.substitute(others)};
       }
     }
   };
@@ -40,9 +50,10 @@ std::vector<Collective> collectives_between(const graph::Shape& from_shape,
                                             const graph::Shape& from_hidden,
                                             const graph::Shape& to_shape,
                                             const graph::Shape& to_hidden,
-                                            const std::vector<AxisSymbol>& axes) {
-  const auto from = states_of(from_shape, from_hidden, axes);
-  const auto to = states_of(to_shape, to_hidden, axes);
+                                            const std::vector<AxisSymbol>& axes,
+                                            ClaimRule rule) {
+  const auto from = states_of(from_shape, from_hidden, axes, rule);
+  const auto to = states_of(to_shape, to_hidden, axes, rule);
   std::vector<Collective> out;
   for (size_t a = 0; a < axes.size(); ++a) {
     const Axis axis = axes[a].axis;
@@ -56,7 +67,7 @@ std::vector<Collective> collectives_between(const graph::Shape& from_shape,
         if (to[a].state == State::kDuplicated) {
           out.push_back({CollType::kAllGather, axis});
         } else if (to[a].state == State::kPartitioned) {
-          if (!(*from[a].dim == *to[a].dim)) out.push_back({CollType::kAllToAll, axis});
+          if (!(from[a].dim == to[a].dim)) out.push_back({CollType::kAllToAll, axis});
         } else {
           throw graph::GraphError("a partitioned tensor cannot become partial-sum on " +
                                   axes[a].symbol);

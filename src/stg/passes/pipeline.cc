@@ -31,7 +31,9 @@ PipelinePlan assign_stages(const graph::Graph& g, int pp, int num_blocks) {
   for (int s = 0; s < pp; ++s) {
     std::map<int, bool> seen;
     for (int t : plan.members[s]) {
-      for (int in : {g[t].x1, g[t].x2}) {
+      std::vector<int> inputs = {g[t].x1, g[t].x2};
+      inputs.insert(inputs.end(), g[t].extra_deps.begin(), g[t].extra_deps.end());
+      for (int in : inputs) {
         if (in < 0 || plan.stage_of[in] == s || seen[in]) continue;
         seen[in] = true;
         plan.shadows[s].push_back(in);

@@ -1,0 +1,242 @@
+#include "stg/models/gpt.h"
+
+#include <string>
+
+#include "stg/passes/fsdp.h"
+
+namespace stg::models {
+namespace {
+
+using graph::Graph;
+using graph::Op;
+
+// Activation layout between modules.
+struct Layout {
+  const char* act;  // [B, S, Dmodel] as stored between modules
+  explicit Layout(bool tpsp)
+      : act(tpsp ? "Batch/dp, Seq/(cp*tp), Dmodel" : "Batch/dp, Seq/cp, Dmodel") {}
+};
+
+constexpr const char* kFull = "Batch/dp, Seq/cp, Dmodel";
+constexpr const char* kHeads = "Batch/dp, Seq/cp, Dmodel/Head, Head/tp";
+
+Graph embedding(bool tpsp) {
+  Graph g;
+  if (tpsp) {
+    constexpr const char* x = "Batch/dp, Seq/(cp*tp), Din";
+    constexpr const char* dy = "Batch/dp, Seq/(cp*tp), Dout";
+    g.input("x", x);
+    g.weight("w", "Din, Dout");
+    g.einsum("y", "x", "w", "bsm,mn->bsn", x, "Din, Dout");
+    const int b = static_cast<int>(g.size());
+    g.input("dy", dy, "y");
+    g.einsum("dw", "dy", "x", "bsn,bsm->mn", dy, x, "w");
+    g.einsum("dx", "dy", "w", "bsn,mn->bsm", dy, "Din, Dout", "x");
+    g.mark_backward_from(b);
+  } else {
+    constexpr const char* x = "Batch/dp, Seq/cp, Din/tp";
+    constexpr const char* dy = "Batch/dp, Seq/cp, Dout";
+    g.input("x", x);
+    g.weight("w", "Din/tp, Dout");
+    g.einsum("y", "x", "w", "bsm,mn->bsn", x, "Din/tp, Dout");
+    const int b = static_cast<int>(g.size());
+    g.input("dy", dy, "y");
+    g.einsum("dw", "dy", "x", "bsn,bsm->mn", dy, x, "w");
+    g.einsum("dx", "dy", "w", "bsn,mn->bsm", dy, "Din/tp, Dout", "x");
+    g.mark_backward_from(b);
+  }
+  return g;
+}
+
+Graph layer_norm(const Layout& l) {
+  Graph g;
+  g.input("x", l.act);
+  g.elementwise("y", "x", 5, l.act);
+  g.input("dy", l.act, "y");
+  g.elementwise("dx", "dy", 5, l.act, "x");
+  g.mark_backward_from(2);
+  return g;
+}
+
+Graph residual(const Layout& l) {
+  Graph g;
+  g.input("x1", l.act);
+  g.input("x2", l.act);
+  g.add_op("y", "x1", "x2", l.act);
+  g.input("dy", l.act, "y");
+  g.identity("dx1", "dy", l.act, "x1");
+  g.identity("dx2", "dy", l.act, "x2");
+  g.mark_backward_from(3);
+  return g;
+}
+
+Graph loss(const Layout& l) {
+  Graph g;
+  g.input("y", l.act);
+  g.elementwise("loss", "y", 5, l.act);
+  g.elementwise("dy", "loss", 5, l.act);
+  g.mark_backward_from(2);
+  return g;
+}
+
+// Fused attention kernel: one op forward, one per gradient backward.
+Graph attention_kernel() {
+  constexpr const char* kv_full = "Batch/dp, Seq, Dmodel/Head, Head/tp";
+  constexpr const char* fwd_ops = "Batch/dp*Seq/cp*Dmodel/Head*Head/tp*3";
+  constexpr const char* bwd_ops = "Batch/dp*Seq/cp*Dmodel/Head*Head/tp*6";
+  Graph g;
+  g.input("q", kHeads);
+  g.input("k", kHeads);
+  g.input("v", kHeads);
+  g.identity("k1", "k", kv_full);  // K and V over the whole sequence
+  g.identity("v1", "v", kv_full);
+  const int qkv = g.custom("qkv", "q", fwd_ops, kHeads, kHeads);
+  g.mutable_tensor(qkv).extra_deps = {g.at("k1"), g.at("v1")};
+  const int b = static_cast<int>(g.size());
+  g.input("dqkv", kHeads, "qkv");
+  g.custom("dq", "dqkv", bwd_ops, kHeads, kHeads);
+  g.grad_of("q");
+  g.custom("dk", "dqkv", bwd_ops, kHeads, kv_full, "1/cp");
+  g.custom("dv", "dqkv", bwd_ops, kHeads, kv_full, "1/cp");
+  g.mark_backward_from(b);
+  return g;
+}
+
+// Projections around the kernel: fused QKV, output projection.
+Graph attention_projections(const Layout& l) {
+  constexpr const char* wqkv = "Dmodel, Dmodel/Head, 3*Head/tp";
+  constexpr const char* qkv = "Batch/dp, Seq/cp, Dmodel/Head, 3*Head/tp";
+  constexpr const char* wo = "Dmodel/Head, Head/tp, Dmodel";
+  Graph g;
+  g.input("x", l.act);
+  g.weight("wqkv", wqkv);
+  g.einsum("qkv", "x", "wqkv", "bsm,mnh->bsnh", kFull, wqkv);
+  for (const char* part : {"q", "k", "v"}) g.slice(part, "qkv", 3, "Head/tp", qkv);
+  g.input("attn", kHeads);
+  g.weight("wo", wo);
+  g.einsum("o1", "attn", "wo", "bsmh,mhn->bsn", kHeads, wo);
+  g.identity("o", "o1", l.act);
+  const int b = static_cast<int>(g.size());
+  g.input("do", l.act, "o");
+  g.identity("do1", "do", kFull, "o1");
+  g.einsum("dattn", "do1", "wo", "bsn,mhn->bsmh", kFull, wo);
+  g.einsum("dwo", "do1", "attn", "bsn,bsmh->mhn", kFull, kHeads, "wo");
+  g.input("dv", kHeads, "v");
+  g.input("dk", kHeads, "k");
+  g.input("dq", kHeads, "q");
+  g.slice("dkv", "dv", 3, "2*Head/tp", kHeads, "dk", kHeads);
+  g.slice("dqkv", "dkv", 3, "3*Head/tp", "Batch/dp, Seq/cp, Dmodel/Head, 2*Head/tp", "dq", kHeads);
+  g.grad_of("qkv");
+  g.einsum("dwqkv", "dqkv", "x", "bsnh,bsm->mnh", qkv, kFull, "wqkv");
+  g.einsum("dx1", "dqkv", "wqkv", "bsnh,mnh->bsm", qkv, wqkv);
+  g.identity("dx", "dx1", l.act);
+  g.mark_backward_from(b);
+  return g;
+}
+
+Graph attention(const Layout& l) {
+  Graph g;
+  g.append(attention_projections(l), "", {}, {});
+  g.append(attention_kernel(), "attn_kernel.", {}, {});
+  for (const char* t : {"q", "k", "v"}) g.link(t, std::string("attn_kernel.") + t);
+  for (const char* t : {"dq", "dk", "dv"}) g.link(std::string("attn_kernel.") + t, t);
+  g.link("attn_kernel.qkv", "attn");
+  g.link("dattn", "attn_kernel.dqkv");
+  return g;
+}
+
+Graph feed_forward(const Layout& l, bool tpsp) {
+  constexpr const char* hidden = "Batch/dp, Seq/cp, Dff/tp";
+  Graph g;
+  g.input("x0", l.act);
+  g.weight("wgate", "Dmodel, Dff/tp");
+  g.weight("wdown", "Dff/tp, Dmodel");
+  g.identity("x00", "x0", kFull);
+  g.einsum("xgate", "x00", "wgate", "bsm,mn->bsn", kFull, "Dmodel, Dff/tp");
+  g.einsum("xdown1", "xgate", "wdown", "bsm,mn->bsn", hidden, "Dff/tp, Dmodel");
+  // The reference reads this result as [.., Dff]; kept for equal figures.
+  g.identity("xdown", "xdown1", tpsp ? "Batch/dp, Seq/(cp*tp), Dff" : "Batch/dp, Seq/cp, Dff");
+  const int b = static_cast<int>(g.size());
+  g.input("dxdown", l.act, "xdown");
+  g.identity("dxdown2", "dxdown", kFull);
+  g.einsum("dwdown", "dxdown2", "xgate", "bsn,bsm->mn", kFull, hidden, "wdown");
+  g.einsum("dxgate", "dxdown2", "wdown", "bsn,mn->bsm", kFull, "Dff/tp, Dmodel", "xgate");
+  g.identity("x01", "x0", kFull);
+  g.einsum("dwgate", "dxgate", "x01", "bsn,bsm->mn", hidden, kFull, "wgate");
+  g.einsum("dx000", "dxgate", "wgate", "bsn,mn->bsm", hidden, "Dmodel, Dff/tp");
+  g.identity("dx0", "dx000", l.act);
+  g.mark_backward_from(b);
+  return g;
+}
+
+// dy = x1 + x2 for a placeholder gradient fed by two branches.
+void sum_into(Graph& g, const std::string& target, const std::string& a, const std::string& b) {
+  graph::Tensor& t = g.mutable_tensor(g.at(target));
+  t.op = Op::kAdd;
+  t.x1 = g.at(a);
+  t.x2 = g.at(b);
+  t.x2_shape = t.x1_shape;
+  t.x2_hidden = t.x1_hidden;
+}
+
+Graph decoder_block(bool tpsp) {
+  const Layout l(tpsp);
+  Graph g;
+  g.append(layer_norm(l), "input_norm.", {}, {});
+  g.append(attention(l), "mha.", {}, {});
+  g.append(residual(l), "mha_res.", {}, {});
+  g.append(layer_norm(l), "post_attn_norm.", {}, {});
+  g.append(feed_forward(l, tpsp), "ffn.", {}, {});
+  g.append(residual(l), "ffn_res.", {}, {});
+  g.link("input_norm.y", "mha.x");
+  g.link("mha.o", "mha_res.x1");
+  g.link("input_norm.x", "mha_res.x2");
+  g.link("mha_res.dx1", "mha.do");
+  g.link("mha_res.y", "post_attn_norm.x");
+  g.link("post_attn_norm.dx", "mha_res.dy");
+  g.link("post_attn_norm.y", "ffn.x0");
+  g.link("ffn.xdown", "ffn_res.x1");
+  g.link("post_attn_norm.x", "ffn_res.x2");
+  g.link("ffn_res.dx1", "ffn.dxdown");
+  sum_into(g, "input_norm.dy", "mha.dx", "mha_res.dx2");
+  sum_into(g, "post_attn_norm.dy", "ffn.dx0", "ffn_res.dx2");
+  passes::flatten_block_weights(g);
+  return g;
+}
+
+expr::Expr sym(const char* name) { return expr::Expr::symbol(name); }
+
+}  // namespace
+
+Model build_gpt(const GptConfig& config) {
+  using Kind = graph::Placement::Kind;
+  const Layout l(config.tpsp);
+  const Graph block = decoder_block(config.tpsp);
+  Model m;
+  Graph& g = m.graph;
+  for (int i = 0; i < config.num_stacks; ++i) {
+    const std::string p = "transformer." + std::to_string(i) + ".";
+    g.append(block, p, {}, {Kind::kBlock, i});
+    if (i > 0) {
+      const std::string prev = "transformer." + std::to_string(i - 1) + ".";
+      g.link(prev + "ffn_res.y", p + "input_norm.x");
+      g.link(p + "input_norm.dx", prev + "ffn_res.dy");
+    }
+  }
+  const Graph emb = embedding(config.tpsp);
+  g.append(emb, "in_emb.", {{"Din", sym("Dvocal")}, {"Dout", sym("Dmodel")}}, {Kind::kFirst, 0});
+  g.append(emb, "out_emb.", {{"Din", sym("Dmodel")}, {"Dout", sym("Dvocal")}}, {Kind::kLast, 0});
+  const std::string last = "transformer." + std::to_string(config.num_stacks - 1) + ".";
+  g.link("in_emb.y", "transformer.0.input_norm.x");
+  g.link("transformer.0.input_norm.dx", "in_emb.dy");
+  g.link(last + "ffn_res.y", "out_emb.x");
+  g.link("out_emb.dx", last + "ffn_res.dy");
+  g.append(loss(l), "loss.", {}, {Kind::kLast, 0});
+  g.link("out_emb.y", "loss.y");
+  g.link("loss.dy", "out_emb.dy");
+  m.axes = {{Axis::kDp, "dp"}, {Axis::kTp, "tp"}, {Axis::kSp, "cp"}};
+  m.num_blocks = config.num_stacks;
+  return m;
+}
+
+}  // namespace stg::models

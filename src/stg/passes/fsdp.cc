@@ -1,0 +1,111 @@
+#include "stg/passes/fsdp.h"
+
+#include <map>
+#include <vector>
+
+namespace stg::passes {
+
+using expr::Expr;
+using graph::Op;
+using graph::Shape;
+using graph::Tensor;
+
+void flatten_block_weights(graph::Graph& g) {
+  const int original = static_cast<int>(g.size());
+  std::map<int, int> grad_of_weight;
+  for (int i = 0; i < original; ++i)
+    if (g[i].grad_of >= 0) grad_of_weight[g[i].grad_of] = i;
+  std::vector<int> weights, grads;
+  for (int i = 0; i < original; ++i) {
+    if (g[i].op != Op::kPlaceholder || !g[i].require_grads) continue;
+    auto grad = grad_of_weight.find(i);
+    if (grad == grad_of_weight.end()) throw graph::GraphError(g[i].id() + " has no gradient");
+    weights.push_back(i);
+    grads.push_back(grad->second);
+  }
+  if (weights.empty()) return;
+
+  Expr total;
+  for (int w : weights) total = total + expr::product(g.result(w).y_shape);
+  const Shape full = {total};
+  const Shape one = {Expr::constant(1)};
+  const int revision = g[weights[0]].revision;
+
+  auto make = [&](const std::string& name, Op op, int x1, const Shape& x1_shape,
+                  const Shape& x1_hidden) {
+    Tensor t;
+    t.name = name;
+    t.revision = revision;
+    t.op = op;
+    t.x1 = x1;
+    t.x1_shape = x1_shape;
+    t.x1_hidden = x1_hidden;
+    return t;
+  };
+
+  Tensor shard = make("_sharded_weight", Op::kPlaceholder, -1, {total / Expr::symbol("fsdp")}, one);
+  shard.require_grads = true;
+  shard.role = graph::Role::kWeight;
+  const int sharded = g.add(std::move(shard));
+  Tensor assembled_t = make("_assembled_weight", Op::kIdentity, sharded, full, one);
+  assembled_t.transient = true;
+  const int assembled = g.add(std::move(assembled_t));
+
+  // Each weight becomes a free view into the assembled buffer.
+  std::vector<Shape> weight_shape(weights.size()), weight_hidden(weights.size());
+  for (size_t k = 0; k < weights.size(); ++k) {
+    weight_shape[k] = g.result(weights[k]).y_shape;
+    weight_hidden[k] = g.result(weights[k]).y_hidden;
+    Tensor& w = g.mutable_tensor(weights[k]);
+    w.op = Op::kCustom;
+    w.factor = Expr();
+    w.require_grads = false;
+    w.role = graph::Role::kActivation;
+    w.x1 = assembled;
+    w.x2_shape = w.x1_shape;
+    w.x2_hidden = w.x1_hidden;
+    w.x1_shape = full;
+    w.x1_hidden = one;
+  }
+
+  const graph::OpResult first_grad = g.result(grads[0]);
+  Tensor gathered = make("_assembled_grad", Op::kCustom, grads[0], first_grad.y_shape,
+                         first_grad.y_hidden);
+  gathered.x2_shape = full;
+  gathered.x2_hidden = first_grad.y_hidden;
+  gathered.extra_deps.assign(grads.begin() + 1, grads.end());
+  gathered.transient = true;
+  gathered.backward = true;
+  const int assembled_grad = g.add(std::move(gathered));
+  Tensor sharded_grad = make("_sharded_grad", Op::kIdentity, assembled_grad,
+                             g.result(sharded).y_shape, g.result(sharded).y_hidden);
+  sharded_grad.backward = true;
+  sharded_grad.role = graph::Role::kGradient;
+  const int sg = g.add(std::move(sharded_grad));
+  g.mutable_tensor(sg).grad_of = sharded;
+  for (int grad : grads) g.mutable_tensor(grad).grad_of = -1;
+
+  Tensor again = make("_assembled_weight_backward", Op::kIdentity, sharded, full, one);
+  again.transient = true;
+  again.backward = true;
+  const int assembled_backward = g.add(std::move(again));
+  std::map<int, int> backward_copy;
+  for (size_t k = 0; k < weights.size(); ++k) {
+    Tensor copy = make("_" + g[weights[k]].name + "_backward", Op::kCustom, assembled_backward,
+                       full, one);
+    copy.x2_shape = weight_shape[k];
+    copy.x2_hidden = weight_hidden[k];
+    copy.transient = true;
+    copy.backward = true;
+    backward_copy[weights[k]] = g.add(std::move(copy));
+  }
+  // The backward pass reads the weights through their backward copies.
+  for (int i = 0; i < original; ++i) {
+    if (!g[i].backward) continue;
+    Tensor& t = g.mutable_tensor(i);
+    if (auto it = backward_copy.find(t.x1); it != backward_copy.end()) t.x1 = it->second;
+    if (auto it = backward_copy.find(t.x2); it != backward_copy.end()) t.x2 = it->second;
+  }
+}
+
+}  // namespace stg::passes

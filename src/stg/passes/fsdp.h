@@ -1,0 +1,20 @@
+// Flat weight sharding of one transformer block, as the later reference
+// builds every block (its `fsdp` symbol is later bound to dp with
+// --weight_sharded, else to 1):
+//  - the block's weights become one flat tensor `_sharded_weight` of
+//    sum(weight sizes)/fsdp elements, assembled (`_assembled_weight`, an
+//    all-gather over dp when sharded) before the forward pass and again
+//    (`_assembled_weight_backward`) before the backward pass, which reads
+//    per-weight copies `_<weight>_backward`;
+//  - the weight gradients are gathered into `_assembled_grad` and read back
+//    as `_sharded_grad` (reduce-scatter when sharded, all-reduce when not),
+//    the gradient of the flat weight.
+#pragma once
+
+#include "stg/graph/graph.h"
+
+namespace stg::passes {
+
+void flatten_block_weights(graph::Graph& block);
+
+}  // namespace stg::passes

@@ -1,0 +1,83 @@
+#include "stg/passes/micro_batch.h"
+
+#include <map>
+#include <vector>
+
+namespace stg::passes {
+
+using expr::Expr;
+using graph::Graph;
+using graph::Op;
+using graph::Tensor;
+
+Graph replicate_micro_batches(const Graph& g, int count) {
+  const int n = static_cast<int>(g.size());
+  std::vector<bool> is_weight(n, false);
+  std::map<int, int> grad_of_weight;  // weight -> its gradient
+  for (int i = 0; i < n; ++i) is_weight[i] = g[i].op == Op::kPlaceholder && g[i].require_grads;
+  for (int i = 0; i < n; ++i)
+    if (g[i].grad_of >= 0 && is_weight[g[i].grad_of]) grad_of_weight[g[i].grad_of] = i;
+  int num_weights = 0;
+  for (bool w : is_weight) num_weights += w;
+  const int per_copy = n - num_weights;
+
+  Graph out;
+  std::vector<int> shared(n, -1);  // weight -> its index in `out`
+  for (int i = 0; i < n; ++i) {
+    if (!is_weight[i]) continue;
+    Tensor w = g[i];
+    w.x1 = w.x2 = w.grad_of = -1;
+    w.extra_deps.clear();
+    shared[i] = out.add(std::move(w));
+  }
+  // Index of tensor i's copy in micro-batch mb (weights excluded).
+  std::vector<int> slot(n, -1);
+  for (int i = 0, k = 0; i < n; ++i)
+    if (!is_weight[i]) slot[i] = k++;
+  auto copy_of = [&](int i, int mb) {
+    return is_weight[i] ? shared[i] : num_weights + mb * per_copy + slot[i];
+  };
+
+  const std::map<std::string, Expr> renames = {{"Batch", Expr::symbol("MicroBatch")}};
+  for (int mb = 0; mb < count; ++mb) {
+    const std::string prefix = "mb" + std::to_string(mb) + ".";
+    for (int i = 0; i < n; ++i) {
+      if (is_weight[i]) continue;
+      Tensor t = g[i];
+      t.name = prefix + t.name;
+      auto map = [&](int& ref) {
+        if (ref >= 0) ref = copy_of(ref, mb);
+      };
+      map(t.x1);
+      map(t.x2);
+      for (int& d : t.extra_deps) map(d);
+      // Per-micro-batch gradients are no longer the weights' gradients.
+      if (t.grad_of >= 0) t.grad_of = is_weight[t.grad_of] ? -1 : copy_of(t.grad_of, mb);
+      graph::rename_symbols(t, renames);
+      out.add(std::move(t));
+    }
+  }
+
+  // One accumulated gradient per weight, named like the original gradient.
+  for (const auto& [weight, grad] : grad_of_weight) {
+    const int first = copy_of(grad, 0);
+    const graph::OpResult view = out.result(first);
+    Tensor sum;
+    sum.name = g[grad].name;
+    sum.revision = g[grad].revision;
+    sum.op = Op::kCustom;
+    sum.factor = expr::product(view.y_shape);  // one addition per element
+    sum.x1 = first;
+    sum.x1_shape = sum.x2_shape = view.y_shape;
+    sum.x1_hidden = sum.x2_hidden = view.y_hidden;
+    for (int mb = 1; mb < count; ++mb) sum.extra_deps.push_back(copy_of(grad, mb));
+    sum.backward = g[grad].backward;
+    sum.role = graph::Role::kGradient;
+    sum.placement = g[grad].placement;
+    const int index = out.add(std::move(sum));
+    out.mutable_tensor(index).grad_of = shared[weight];
+  }
+  return out;
+}
+
+}  // namespace stg::passes

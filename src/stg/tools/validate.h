@@ -1,0 +1,84 @@
+// `stg validate DIR`: checks that a directory of per-rank Chakra traces plus
+// its comm-group file can be replayed by ASTRA-sim without a silent hang
+// (DESIGN.md §7, "Consumer rules"). Works on any generator's output.
+//
+// Rules (labels as printed):
+//   R0 one trace file per rank 0..N-1, no gaps, no rank twice (the rank is
+//      the last all-digit '.'-separated token of the file name; N also
+//      covers every rank named in the comm-group file)
+//   R1 every dependency id exists in the same file, no duplicate ids, no
+//      dependency cycle
+//   R2 every collective names its group (pg_name / comm_group /
+//      communicator_id), the group is in the comm-group file, the rank is a
+//      member, the group has >= 2 members, comm_type is ALL_REDUCE,
+//      ALL_GATHER, REDUCE_SCATTER or ALL_TO_ALL and comm_size is present;
+//      comm-group ids are positive integers and list no rank twice
+//   R3 all members of a group issue the same sequence of (comm_type,
+//      comm_size) on it, in dependency order (see validate.cc)
+//   R4 every SEND (src, dst, tag, size) has exactly one RECV on dst with the
+//      same (src, tag, size), and vice versa
+//   R5 every compute node has num_ops and a non-zero tensor_size
+// An unreadable file (truncated, bad varint, malformed JSON) is an error,
+// not a violation: exit status 2.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace stg::tools {
+
+enum class Rule : int { kRankFiles = 0, kDeps, kGroups, kOrder, kP2P, kCompute };
+inline constexpr int kNumRules = 6;
+const char* rule_label(Rule r);  // "R0" .. "R5"
+const char* rule_title(Rule r);  // "rank files", "dependencies", ...
+
+struct ValidateOptions {
+  std::string comm_group_file;  // empty: the comm-group file found in the directory
+  int threads = 0;              // reader threads; 0 = one per core (at most one per file)
+  int max_shown = 5;            // violations kept (and printed) per rule
+  // Stricter R2 for v0.0.4 files: the group must be the string attribute
+  // pg_name, which is what ASTRA-sim HEAD reads (the 2024 reference wrote
+  // the int32 attribute comm_group instead).
+  bool require_pg_name = false;
+};
+
+struct Violation {
+  Rule rule;
+  std::string message;
+};
+
+struct ValidationReport {
+  std::string dir;
+  std::string comm_group_file;  // "" when none was found
+  int64_t ranks = 0;            // N: ranks 0..N-1 expected
+  int64_t files = 0;            // trace files found
+  int64_t nodes = 0;            // nodes in all readable files
+  std::vector<std::string> errors;  // unreadable input or usage problems
+  std::vector<std::string> notes;   // informational (e.g. no comm-group file)
+  std::array<int64_t, kNumRules> counts{};
+  std::vector<Violation> shown;  // first max_shown per rule, in rule order
+
+  int64_t violations() const;
+  int64_t count(Rule r) const { return counts[static_cast<int>(r)]; }
+  // 2 if there are errors, else 1 if there are violations, else 0.
+  int exit_status() const;
+  // "validate: 0 violations in 8 ranks (572 nodes)" and variants.
+  std::string verdict() const;
+};
+
+// Checks the traces in `dir`. Never throws for bad input: problems end up in
+// report.errors.
+ValidationReport validate_dir(const std::string& dir, const ValidateOptions& options = {});
+
+// Prints the violations, per-rule counts, errors (to stderr) and the verdict.
+void print_report(const ValidationReport& report);
+
+// `stg validate` with the arguments after the word "validate":
+//   DIR [--comm_group FILE] [--threads N] [--show N] [--require_pg_name]
+// Returns the exit status (0 clean, 1 violations, 2 unreadable input or
+// usage error).
+int validate_main(const std::vector<std::string>& args);
+
+}  // namespace stg::tools
