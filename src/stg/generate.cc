@@ -1,6 +1,7 @@
 #include "stg/generate.h"
 
 #include <atomic>
+#include <cstdio>
 #include <map>
 #include <thread>
 #include <vector>
@@ -124,14 +125,17 @@ void bind_degree(Plan& p, const char* symbol, const char* flag, int64_t value) {
 
 // The later reference's dense model (gpt, alias dense).
 Plan plan_gpt(const Options& o) {
-  auto refuse = [&](bool given, const char* flag) {
-    require(!given, std::string(flag) + " does not apply to --model_type " + o.model_type +
-                        ": drop it (it applies to moe)");
+  // The reference accepts these for every model and ignores them here: stay
+  // compatible with its command lines, but say so instead of ignoring silently.
+  auto note = [&](bool given, const std::string& flag) {
+    if (given)
+      std::fprintf(stderr, "stg: note: %s has no effect with --model_type %s\n", flag.c_str(),
+                   o.model_type.c_str());
   };
-  refuse(o.experts.has_value(), "--experts");
-  refuse(o.kexperts.has_value(), "--kexperts");
-  refuse(o.din.has_value(), "--din");
-  refuse(o.dout.has_value(), "--dout");
+  note(o.experts.has_value(), "--experts");
+  note(o.kexperts.has_value(), "--kexperts");
+  require(!o.din.has_value() && !o.dout.has_value(),
+          "--din/--dout belong to --model_type transformer: use --dvocal for " + o.model_type);
   Plan p;
   const int64_t batch = o.batch.value_or(64);
   const int64_t micro = o.micro_batch.value_or(batch);
@@ -158,6 +162,15 @@ Plan plan_gpt(const Options& o) {
     require(p.values.by_symbol["Seq"] % (o.sp * tp) == 0,
             "--seq " + std::to_string(p.values.by_symbol["Seq"]) + " is not divisible by --sp * --tp = " +
                 std::to_string(o.sp * tp) + ": with --tpsp 1 the sequence is split over both");
+  if (o.model_type == "llama") {
+    const int64_t heads = p.values.by_symbol["Head"], kv = p.values.by_symbol["KVHead"];
+    require(heads % kv == 0, "--kvhead " + std::to_string(kv) + " does not divide --head " +
+                                 std::to_string(heads) + ": query heads are shared by whole groups");
+    require(kv % tp == 0, "--kvhead " + std::to_string(kv) + " is not divisible by --tp " +
+                              std::to_string(tp) + ": every tensor-parallel rank needs whole KV heads");
+  } else {
+    note(o.kvhead.has_value(), "--kvhead (grouped-query attention is --model_type llama)");
+  }
   require(p.values.by_symbol["Head"] % tp == 0,
           "--head " + std::to_string(p.values.by_symbol["Head"]) + " is not divisible by --tp " +
               std::to_string(tp) + ": every tensor-parallel rank needs whole heads");
@@ -166,7 +179,8 @@ Plan plan_gpt(const Options& o) {
   bind_degree(p, "cp", "--sp", o.sp);
   bind_degree(p, "ep", "--ep", o.ep);
   bind_degree(p, "pp", "--pp", o.pp);
-  models::Model model = models::build_gpt({static_cast<int>(stacks), tpsp});
+  models::Model model =
+      models::build_gpt({static_cast<int>(stacks), tpsp, o.model_type == "llama"});
   p.model.axes = model.axes;
   p.model.num_blocks = model.num_blocks;
   p.model.graph = passes::replicate_micro_batches(model.graph, static_cast<int>(batch / micro));
@@ -214,9 +228,9 @@ RunSummary generate(const Options& o) {
   Plan p;
   if (o.model_type == "transformer") {
     p = plan_transformer(o);
-  } else if (o.model_type == "gpt" || o.model_type == "dense") {
+  } else if (o.model_type == "gpt" || o.model_type == "dense" || o.model_type == "llama") {
     p = plan_gpt(o);
-  } else if (o.model_type == "llama" || o.model_type == "moe") {
+  } else if (o.model_type == "moe") {
     throw UsageError("--model_type " + o.model_type +
                      " is not supported yet: use --model_type transformer");
   } else {

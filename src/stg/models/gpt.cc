@@ -79,15 +79,20 @@ Graph loss(const Layout& l) {
   return g;
 }
 
-// Fused attention kernel: one op forward, one per gradient backward.
-Graph attention_kernel() {
-  constexpr const char* kv_full = "Batch/dp, Seq, Dmodel/Head, Head/tp";
+// Fused attention kernel: one op forward, one per gradient backward. With
+// grouped-query attention K and V have KVHead heads; the kernel's cost is
+// still that of Head heads.
+Graph attention_kernel(bool gqa) {
+  const std::string kv = gqa ? "Batch/dp, Seq/cp, Dmodel/Head, KVHead/tp" : kHeads;
+  const std::string kv_full =
+      gqa ? "Batch/dp, Seq, Dmodel/Head, KVHead/tp" : "Batch/dp, Seq, Dmodel/Head, Head/tp";
+  constexpr const char* grad_full = "Batch/dp, Seq, Dmodel/Head, Head/tp";
   constexpr const char* fwd_ops = "Batch/dp*Seq/cp*Dmodel/Head*Head/tp*3";
   constexpr const char* bwd_ops = "Batch/dp*Seq/cp*Dmodel/Head*Head/tp*6";
   Graph g;
   g.input("q", kHeads);
-  g.input("k", kHeads);
-  g.input("v", kHeads);
+  g.input("k", kv);
+  g.input("v", kv);
   g.identity("k1", "k", kv_full);  // K and V over the whole sequence
   g.identity("v1", "v", kv_full);
   const int qkv = g.custom("qkv", "q", fwd_ops, kHeads, kHeads);
@@ -96,22 +101,38 @@ Graph attention_kernel() {
   g.input("dqkv", kHeads, "qkv");
   g.custom("dq", "dqkv", bwd_ops, kHeads, kHeads);
   g.grad_of("q");
-  g.custom("dk", "dqkv", bwd_ops, kHeads, kv_full, "1/cp");
-  g.custom("dv", "dqkv", bwd_ops, kHeads, kv_full, "1/cp");
+  if (gqa) {
+    // Gradients for all query heads, then summed down to the KV heads.
+    g.custom("dk1", "dqkv", bwd_ops, kHeads, grad_full, "1/cp");
+    g.custom("dv1", "dqkv", bwd_ops, kHeads, grad_full, "1/cp");
+    g.slice("dk", "dk1", 3, "KVHead/tp", kHeads);
+    g.grad_of("k");
+    g.slice("dv", "dv1", 3, "KVHead/tp", kHeads);
+    g.grad_of("v");
+  } else {
+    g.custom("dk", "dqkv", bwd_ops, kHeads, grad_full, "1/cp");
+    g.custom("dv", "dqkv", bwd_ops, kHeads, grad_full, "1/cp");
+  }
   g.mark_backward_from(b);
   return g;
 }
 
 // Projections around the kernel: fused QKV, output projection.
-Graph attention_projections(const Layout& l) {
-  constexpr const char* wqkv = "Dmodel, Dmodel/Head, 3*Head/tp";
-  constexpr const char* qkv = "Batch/dp, Seq/cp, Dmodel/Head, 3*Head/tp";
+Graph attention_projections(const Layout& l, bool gqa) {
+  const std::string heads = gqa ? "(Head+2*KVHead)/tp" : "3*Head/tp";
+  const std::string kv_heads = gqa ? "KVHead/tp" : "Head/tp";
+  const std::string wqkv = "Dmodel, Dmodel/Head, " + heads;
+  const std::string qkv = "Batch/dp, Seq/cp, Dmodel/Head, " + heads;
+  const std::string kv = "Batch/dp, Seq/cp, Dmodel/Head, " + kv_heads;
+  const std::string kv2 = "Batch/dp, Seq/cp, Dmodel/Head, 2*" + kv_heads;
   constexpr const char* wo = "Dmodel/Head, Head/tp, Dmodel";
   Graph g;
   g.input("x", l.act);
   g.weight("wqkv", wqkv);
   g.einsum("qkv", "x", "wqkv", "bsm,mnh->bsnh", kFull, wqkv);
-  for (const char* part : {"q", "k", "v"}) g.slice(part, "qkv", 3, "Head/tp", qkv);
+  g.slice("q", "qkv", 3, "Head/tp", qkv);
+  g.slice("k", "qkv", 3, kv_heads, qkv);
+  g.slice("v", "qkv", 3, kv_heads, qkv);
   g.input("attn", kHeads);
   g.weight("wo", wo);
   g.einsum("o1", "attn", "wo", "bsmh,mhn->bsn", kHeads, wo);
@@ -121,11 +142,11 @@ Graph attention_projections(const Layout& l) {
   g.identity("do1", "do", kFull, "o1");
   g.einsum("dattn", "do1", "wo", "bsn,mhn->bsmh", kFull, wo);
   g.einsum("dwo", "do1", "attn", "bsn,bsmh->mhn", kFull, kHeads, "wo");
-  g.input("dv", kHeads, "v");
-  g.input("dk", kHeads, "k");
+  g.input("dv", kv, "v");
+  g.input("dk", kv, "k");
   g.input("dq", kHeads, "q");
-  g.slice("dkv", "dv", 3, "2*Head/tp", kHeads, "dk", kHeads);
-  g.slice("dqkv", "dkv", 3, "3*Head/tp", "Batch/dp, Seq/cp, Dmodel/Head, 2*Head/tp", "dq", kHeads);
+  g.slice("dkv", "dv", 3, "2*" + kv_heads, kv, "dk", kv);
+  g.slice("dqkv", "dkv", 3, heads, kv2, "dq", kHeads);
   g.grad_of("qkv");
   g.einsum("dwqkv", "dqkv", "x", "bsnh,bsm->mnh", qkv, kFull, "wqkv");
   g.einsum("dx1", "dqkv", "wqkv", "bsnh,mnh->bsm", qkv, wqkv);
@@ -134,14 +155,48 @@ Graph attention_projections(const Layout& l) {
   return g;
 }
 
-Graph attention(const Layout& l) {
+Graph attention(const Layout& l, bool gqa) {
   Graph g;
-  g.append(attention_projections(l), "", {}, {});
-  g.append(attention_kernel(), "attn_kernel.", {}, {});
+  g.append(attention_projections(l, gqa), "", {}, {});
+  g.append(attention_kernel(gqa), "attn_kernel.", {}, {});
   for (const char* t : {"q", "k", "v"}) g.link(t, std::string("attn_kernel.") + t);
   for (const char* t : {"dq", "dk", "dv"}) g.link(std::string("attn_kernel.") + t, t);
   g.link("attn_kernel.qkv", "attn");
   g.link("dattn", "attn_kernel.dqkv");
+  return g;
+}
+
+// Gated FFN (LLaMA): down(up(x) * gate(x)).
+Graph gated_feed_forward(const Layout& l, bool tpsp) {
+  constexpr const char* hidden = "Batch/dp, Seq/cp, Dff/tp";
+  Graph g;
+  g.input("x0", l.act);
+  g.weight("wgate", "Dmodel, Dff/tp");
+  g.weight("wup", "Dmodel, Dff/tp");
+  g.weight("wdown", "Dff/tp, Dmodel");
+  g.identity("x00", "x0", kFull);
+  g.einsum("xgate", "x00", "wgate", "bsm,mn->bsn", kFull, "Dmodel, Dff/tp");
+  g.einsum("xup", "x00", "wup", "bsm,mn->bsn", kFull, "Dmodel, Dff/tp");
+  g.einsum("xupgate", "xup", "xgate", "bsm,bsm->bsm", hidden, hidden);
+  g.einsum("xdown1", "xupgate", "wdown", "bsm,mn->bsn", hidden, "Dff/tp, Dmodel");
+  // The reference reads this result as [.., Dff]; kept for equal figures.
+  g.identity("xdown", "xdown1", tpsp ? "Batch/dp, Seq/(cp*tp), Dff" : "Batch/dp, Seq/cp, Dff");
+  const int b = static_cast<int>(g.size());
+  g.input("dxdown", l.act, "xdown");
+  g.identity("dxdown2", "dxdown", kFull);
+  g.einsum("dwdown", "dxdown2", "xupgate", "bsn,bsm->mn", kFull, hidden, "wdown");
+  g.einsum("dxupgate", "dxdown2", "wdown", "bsn,mn->bsm", kFull, "Dff/tp, Dmodel", "xupgate");
+  g.einsum("dxup", "dxupgate", "xgate", "bsm,bsm->bsm", hidden, hidden, "xup");
+  g.einsum("dxgate", "dxupgate", "xup", "bsm,bsm->bsm", hidden, hidden, "xgate");
+  g.identity("x01", "x0", kFull);
+  g.einsum("dwgate", "dxgate", "x01", "bsn,bsm->mn", hidden, kFull, "wgate");
+  g.einsum("dwup", "dxup", "x01", "bsn,bsm->mn", hidden, kFull, "wup");
+  g.einsum("dx00", "dxup", "wup", "bsn,mn->bsm", hidden, "Dmodel, Dff/tp");
+  g.einsum("dx01", "dxgate", "wgate", "bsn,mn->bsm", hidden, "Dmodel, Dff/tp");
+  g.op("dx000", Op::kAdd, "dx00", "dx01", kFull, kFull, "1/tp", "1/tp");
+  g.grad_of("x0");
+  g.identity("dx0", "dx000", l.act);
+  g.mark_backward_from(b);
   return g;
 }
 
@@ -179,14 +234,14 @@ void sum_into(Graph& g, const std::string& target, const std::string& a, const s
   t.x2_hidden = t.x1_hidden;
 }
 
-Graph decoder_block(bool tpsp) {
+Graph decoder_block(bool tpsp, bool llama) {
   const Layout l(tpsp);
   Graph g;
   g.append(layer_norm(l), "input_norm.", {}, {});
-  g.append(attention(l), "mha.", {}, {});
+  g.append(attention(l, llama), "mha.", {}, {});
   g.append(residual(l), "mha_res.", {}, {});
   g.append(layer_norm(l), "post_attn_norm.", {}, {});
-  g.append(feed_forward(l, tpsp), "ffn.", {}, {});
+  g.append(llama ? gated_feed_forward(l, tpsp) : feed_forward(l, tpsp), "ffn.", {}, {});
   g.append(residual(l), "ffn_res.", {}, {});
   g.link("input_norm.y", "mha.x");
   g.link("mha.o", "mha_res.x1");
@@ -208,10 +263,19 @@ expr::Expr sym(const char* name) { return expr::Expr::symbol(name); }
 
 }  // namespace
 
+Graph gpt_attention(bool tpsp, bool grouped_query) { return attention(Layout(tpsp), grouped_query); }
+Graph gpt_layer_norm(bool tpsp) { return layer_norm(Layout(tpsp)); }
+Graph gpt_residual(bool tpsp) { return residual(Layout(tpsp)); }
+Graph gpt_embedding(bool tpsp) { return embedding(tpsp); }
+Graph gpt_loss(bool tpsp) { return loss(Layout(tpsp)); }
+Graph gpt_feed_forward(bool tpsp, bool gated) {
+  return gated ? gated_feed_forward(Layout(tpsp), tpsp) : feed_forward(Layout(tpsp), tpsp);
+}
+
 Model build_gpt(const GptConfig& config) {
   using Kind = graph::Placement::Kind;
   const Layout l(config.tpsp);
-  const Graph block = decoder_block(config.tpsp);
+  const Graph block = decoder_block(config.tpsp, config.llama);
   Model m;
   Graph& g = m.graph;
   for (int i = 0; i < config.num_stacks; ++i) {

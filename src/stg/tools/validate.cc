@@ -1,0 +1,820 @@
+#include "stg/tools/validate.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <queue>
+#include <thread>
+#include <unordered_map>
+#include <utility>
+
+#include "stg/io/output_files.h"
+#include "stg/tools/trace_reader.h"
+
+namespace stg::tools {
+
+const char* rule_label(Rule r) {
+  static constexpr const char* kLabels[kNumRules] = {"R0", "R1", "R2", "R3", "R4", "R5"};
+  return kLabels[static_cast<int>(r)];
+}
+
+const char* rule_title(Rule r) {
+  static constexpr const char* kTitles[kNumRules] = {
+      "rank files", "dependencies", "collective groups", "collective order", "send/recv",
+      "compute nodes"};
+  return kTitles[static_cast<int>(r)];
+}
+
+int64_t ValidationReport::violations() const {
+  int64_t total = 0;
+  for (int64_t c : counts) total += c;
+  return total;
+}
+
+int ValidationReport::exit_status() const {
+  if (!errors.empty()) return 2;
+  return violations() > 0 ? 1 : 0;
+}
+
+std::string ValidationReport::verdict() const {
+  const int64_t v = violations();
+  std::string body = std::to_string(v) + (v == 1 ? " violation" : " violations") + " in " +
+                     std::to_string(ranks) + (ranks == 1 ? " rank" : " ranks") + " (" +
+                     std::to_string(nodes) + " nodes)";
+  if (v > 0) {
+    body += ":";
+    bool first = true;
+    for (int r = 0; r < kNumRules; ++r) {
+      if (counts[r] == 0) continue;
+      body += std::string(first ? " " : ", ") + rule_label(static_cast<Rule>(r)) + " " +
+              rule_title(static_cast<Rule>(r)) + " " + std::to_string(counts[r]);
+      first = false;
+    }
+  }
+  if (errors.empty()) return "validate: " + body;
+  if (files == 0 && nodes == 0) return "validate: error: " + errors.front();
+  return "validate: error: " + std::to_string(errors.size()) + " unreadable input" +
+         (errors.size() == 1 ? "" : "s") + "; " + body;
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------------------
+// Violation collection: counts everything, keeps the max_shown violations
+// with the smallest sort keys per rule, so that the printed selection does
+// not depend on thread scheduling. Messages are built only when kept.
+
+using SortKey = std::array<int64_t, 4>;
+
+struct Kept {
+  SortKey key;
+  std::string message;
+};
+
+class Collector {
+ public:
+  explicit Collector(int max_shown) : max_shown_(std::max(0, max_shown)) {}
+
+  template <class MakeMessage>
+  void add(Rule rule, const SortKey& key, MakeMessage&& make, int64_t n = 1) {
+    const int r = static_cast<int>(rule);
+    counts[r] += n;
+    if (would_keep(r, key)) insert(r, Kept{key, make()});
+  }
+  void merge(Collector&& other) {
+    for (int r = 0; r < kNumRules; ++r) {
+      counts[r] += other.counts[r];
+      for (Kept& k : other.kept[r])
+        if (would_keep(r, k.key)) insert(r, std::move(k));
+    }
+  }
+  int64_t count(Rule rule) const { return counts[static_cast<int>(rule)]; }
+
+  std::array<int64_t, kNumRules> counts{};
+  std::array<std::vector<Kept>, kNumRules> kept;
+
+ private:
+  bool would_keep(int r, const SortKey& key) const {
+    if (max_shown_ == 0) return false;
+    return static_cast<int>(kept[r].size()) < max_shown_ || key < kept[r].back().key;
+  }
+  void insert(int r, Kept k) {
+    auto& v = kept[r];
+    auto pos = std::upper_bound(v.begin(), v.end(), k.key,
+                                [](const SortKey& a, const Kept& b) { return a < b.key; });
+    v.insert(pos, std::move(k));
+    if (static_cast<int>(v.size()) > max_shown_) v.pop_back();
+  }
+
+  int max_shown_;
+};
+
+// ---------------------------------------------------------------------------
+// Order-sensitive 128-bit digest of a rank's (comm_type, comm_size) sequence
+// on one group: cross-rank comparison without keeping the sequences.
+
+uint64_t mix64(uint64_t z) {
+  z += 0x9e3779b97f4a7c15ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+struct Digest {
+  uint64_t count = 0;
+  uint64_t h1 = 0x243f6a8885a308d3ULL;
+  uint64_t h2 = 0x13198a2e03707344ULL;
+
+  void add(int64_t type, int64_t size) {
+    const uint64_t a = mix64(static_cast<uint64_t>(type) * 0x100000001b3ULL ^
+                             mix64(static_cast<uint64_t>(size)));
+    h1 = mix64(h1 ^ a);
+    h2 = mix64(h2 + a * 0xff51afd7ed558ccdULL + count);
+    ++count;
+  }
+  bool operator==(const Digest& o) const {
+    return count == o.count && h1 == o.h1 && h2 == o.h2;
+  }
+};
+
+// Send/recv matching key: (src, dst, tag, size).
+struct P2PKey {
+  int64_t src, dst, tag, size;
+  bool operator==(const P2PKey& o) const {
+    return src == o.src && dst == o.dst && tag == o.tag && size == o.size;
+  }
+  bool operator<(const P2PKey& o) const {
+    return std::tie(src, dst, tag, size) < std::tie(o.src, o.dst, o.tag, o.size);
+  }
+};
+struct P2PHash {
+  size_t operator()(const P2PKey& k) const {
+    return mix64(mix64(mix64(mix64(static_cast<uint64_t>(k.src)) ^ static_cast<uint64_t>(k.dst)) ^
+                       static_cast<uint64_t>(k.tag)) ^
+                 static_cast<uint64_t>(k.size));
+  }
+};
+
+std::string node_ref(const TraceNode& n) {
+  std::string s = "node " + std::to_string(n.id);
+  if (!n.name.empty()) s += " \"" + n.name + "\"";
+  return s;
+}
+
+std::string rank_ref(int64_t rank) { return "rank " + std::to_string(rank) + ": "; }
+
+bool is_world_group(const std::string& g) { return g.empty() || g == "0"; }
+
+std::string group_ref(const std::string& g) {
+  return is_world_group(g) ? std::string("world group \"") + g + "\"" : "group " + g;
+}
+
+// ---------------------------------------------------------------------------
+// Dependency graph of one file.
+//
+// Rule R3 compares per-group collective sequences in this order: Kahn's
+// topological sort over the whole graph of the rank, taking among the ready
+// nodes always the one that comes first in the file, then keeping the
+// collectives of the group. ASTRA-sim issues a collective as soon as its
+// dependencies are resolved and matches the collectives of a communicator
+// across ranks by issue order, so two collectives on one group with no path
+// between them may be issued in either order. Such pairs are only safe if
+// every member resolves them the same way; we demand the stricter and
+// checkable property that the stable topological order (smallest file
+// position first among ready nodes) yields the identical (type, size)
+// sequence on all members. Generators that write every rank of a stage from
+// one graph in one order satisfy it; a reordering of independent
+// collectives on one member is reported even where a particular simulator
+// run might not hang.
+
+struct GraphResult {
+  bool ok = true;
+  std::vector<uint32_t> order;  // file positions in stable topological order
+};
+
+// Reports R1 problems into `viol` (when not null) with keys (rank, position).
+GraphResult analyse_graph(const std::vector<TraceNode>& nodes, int64_t rank, Collector* viol) {
+  GraphResult g;
+  const size_t n = nodes.size();
+  std::unordered_map<uint64_t, uint32_t> index;
+  index.reserve(n * 2);
+  for (size_t i = 0; i < n; ++i) {
+    auto [it, inserted] = index.emplace(nodes[i].id, static_cast<uint32_t>(i));
+    if (!inserted) {
+      g.ok = false;
+      if (viol)
+        viol->add(Rule::kDeps, {rank, static_cast<int64_t>(i), 0, 0}, [&] {
+          return rank_ref(rank) + "duplicate node id " + std::to_string(nodes[i].id) +
+                 " (file positions " + std::to_string(it->second) + " and " + std::to_string(i) +
+                 ")";
+        });
+    }
+  }
+  // Parent -> child edges in CSR form; a dependency listed twice counts
+  // twice on both sides, which keeps Kahn's counts consistent.
+  std::vector<uint32_t> indeg(n, 0);
+  std::vector<uint32_t> start(n + 1, 0);
+  auto for_each_dep = [&](size_t i, auto&& fn) {
+    for (uint64_t d : nodes[i].data_deps) fn(d);
+    for (uint64_t d : nodes[i].ctrl_deps) fn(d);
+  };
+  for (size_t i = 0; i < n; ++i) {
+    for_each_dep(i, [&](uint64_t d) {
+      auto it = index.find(d);
+      if (it == index.end()) {
+        g.ok = false;
+        if (viol)
+          viol->add(Rule::kDeps, {rank, static_cast<int64_t>(i), 1, 0}, [&] {
+            return rank_ref(rank) + node_ref(nodes[i]) + " depends on missing id " +
+                   std::to_string(d);
+          });
+        return;
+      }
+      ++start[it->second + 1];
+      ++indeg[i];
+    });
+  }
+  for (size_t i = 0; i < n; ++i) start[i + 1] += start[i];
+  std::vector<uint32_t> children(start[n]);
+  {
+    std::vector<uint32_t> fill(start.begin(), start.end() - 1);
+    for (size_t i = 0; i < n; ++i)
+      for_each_dep(i, [&](uint64_t d) {
+        auto it = index.find(d);
+        if (it != index.end()) children[fill[it->second]++] = static_cast<uint32_t>(i);
+      });
+  }
+  std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<uint32_t>> ready;
+  std::vector<uint32_t> remaining = indeg;
+  for (size_t i = 0; i < n; ++i)
+    if (remaining[i] == 0) ready.push(static_cast<uint32_t>(i));
+  g.order.reserve(n);
+  while (!ready.empty()) {
+    const uint32_t i = ready.top();
+    ready.pop();
+    g.order.push_back(i);
+    for (uint32_t k = start[i]; k < start[i + 1]; ++k)
+      if (--remaining[children[k]] == 0) ready.push(children[k]);
+  }
+  if (g.order.size() < n) {
+    g.ok = false;
+    if (viol) {
+      // Walk from the first blocked node to a blocked parent until a node
+      // repeats: that stretch is a cycle.
+      std::vector<char> done(n, 0);
+      for (uint32_t i : g.order) done[i] = 1;
+      uint32_t cur = 0;
+      while (done[cur]) ++cur;
+      std::unordered_map<uint32_t, size_t> seen;
+      std::vector<uint32_t> path;
+      while (seen.find(cur) == seen.end()) {
+        seen.emplace(cur, path.size());
+        path.push_back(cur);
+        // A blocked node has a blocked parent (its count never reached 0);
+        // it is the node itself only for a self dependency.
+        uint32_t next = cur;
+        for_each_dep(cur, [&](uint64_t d) {
+          auto it = index.find(d);
+          if (it != index.end() && !done[it->second] && it->second != cur && next == cur)
+            next = it->second;
+        });
+        cur = next;
+      }
+      const std::vector<uint32_t> cycle(path.begin() + static_cast<std::ptrdiff_t>(seen[cur]),
+                                        path.end());
+      const size_t blocked = n - g.order.size();
+      const uint32_t first = *std::min_element(cycle.begin(), cycle.end());
+      viol->add(Rule::kDeps, {rank, static_cast<int64_t>(first), 2, 0}, [&] {
+        std::string s = rank_ref(rank) + "dependency cycle: ";
+        const size_t show = std::min<size_t>(cycle.size(), 6);
+        for (size_t k = 0; k < show; ++k) s += node_ref(nodes[cycle[k]]) + " depends on ";
+        if (show < cycle.size()) s += "... ";
+        s += node_ref(nodes[cycle[0]]) + " (" + std::to_string(blocked) +
+             " nodes never become ready)";
+        return s;
+      });
+    }
+  }
+  return g;
+}
+
+// ---------------------------------------------------------------------------
+// Shared state of one validation run.
+
+struct GroupInfo {
+  std::vector<int64_t> members;  // as listed
+  std::vector<int64_t> sorted;   // for membership tests
+};
+
+enum RankState : uint8_t { kNoFile, kUnreadable, kBrokenGraph, kOk };
+
+struct Context {
+  const ValidateOptions* options = nullptr;
+  int64_t ranks = 0;
+  bool have_comm_groups = false;
+  std::unordered_map<std::string, GroupInfo> groups;
+};
+
+struct RankResult {
+  explicit RankResult(int max_shown) : viol(max_shown) {}
+  int64_t rank = 0;
+  std::string error;
+  int64_t nodes = 0;
+  bool graph_ok = false;
+  Collector viol;
+  std::map<std::string, Digest> seqs;
+  std::vector<std::pair<P2PKey, int>> p2p;  // +1 send, -1 recv
+};
+
+bool simulated(int coll) {
+  return coll == kCollAllReduce || coll == kCollAllGather || coll == kCollReduceScatter ||
+         coll == kCollAllToAll;
+}
+
+void check_collective(const Context& ctx, const TraceNode& n, TraceFormat format, int64_t rank,
+                      int64_t pos, Collector& viol) {
+  auto report = [&](int64_t sub, auto&& text) {
+    viol.add(Rule::kGroups, {rank, pos, sub, 0},
+             [&] { return rank_ref(rank) + "collective " + node_ref(n) + " " + text(); });
+  };
+  if (!n.comm_type) {
+    report(0, [] { return std::string("has no comm_type"); });
+  } else if (!simulated(*n.comm_type)) {
+    report(0, [&] {
+      return "has comm_type " + std::string(coll_name(*n.comm_type)) +
+             ", which ASTRA-sim does not simulate (only ALL_REDUCE, ALL_GATHER, REDUCE_SCATTER, "
+             "ALL_TO_ALL)";
+    });
+  }
+  if (!n.comm_size) report(1, [] { return std::string("has no comm_size"); });
+  if (!n.group) {
+    report(2, [] { return std::string("names no group (pg_name / comm_group / communicator_id)"); });
+    return;
+  }
+  if (ctx.options->require_pg_name && format == TraceFormat::kV004 &&
+      (n.group_attr != GroupAttr::kPgName || !n.group_is_string))
+    report(3, [&] {
+      return "names its group in " + std::string(group_attr_name(n.group_attr)) +
+             (n.group_is_string ? "" : " (not a string)") + ", not in the string attribute pg_name";
+    });
+  const std::string& g = *n.group;
+  if (is_world_group(g)) {
+    if (ctx.ranks < 2)
+      report(4, [&] { return "runs on the " + group_ref(g) + " (all ranks) of a 1-rank run"; });
+    return;
+  }
+  auto it = ctx.groups.find(g);
+  if (it == ctx.groups.end()) {
+    report(4, [&] {
+      return "names " + group_ref(g) + ", which is not in the comm-group file" +
+             (ctx.have_comm_groups ? "" : " (there is none)");
+    });
+    return;
+  }
+  const GroupInfo& info = it->second;
+  if (!std::binary_search(info.sorted.begin(), info.sorted.end(), rank))
+    report(5, [&] { return "names " + group_ref(g) + ", of which rank " + std::to_string(rank) +
+                           " is not a member"; });
+  if (info.members.size() < 2)
+    report(6, [&] {
+      return "runs on " + group_ref(g) + ", which has " + std::to_string(info.members.size()) +
+             " member(s) (a one-member collective never finishes in ASTRA-sim)";
+    });
+}
+
+RankResult process_file(const Context& ctx, int64_t rank, const std::string& path) {
+  RankResult res(ctx.options->max_shown);
+  res.rank = rank;
+  std::vector<TraceNode> nodes;
+  TraceFormat format = TraceFormat::kV004;
+  if (!read_trace(path, nodes, format, res.error)) return res;
+  res.nodes = static_cast<int64_t>(nodes.size());
+
+  const GraphResult graph = analyse_graph(nodes, rank, &res.viol);
+  res.graph_ok = graph.ok;
+  if (graph.ok) {
+    for (uint32_t i : graph.order) {
+      const TraceNode& n = nodes[i];
+      if (n.kind != NodeKind::kColl || !n.group) continue;
+      res.seqs[*n.group].add(n.comm_type.value_or(-1), n.comm_size.value_or(-1));
+    }
+  }
+
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    const TraceNode& n = nodes[i];
+    const int64_t pos = static_cast<int64_t>(i);
+    switch (n.kind) {
+      case NodeKind::kColl:
+        check_collective(ctx, n, format, rank, pos, res.viol);
+        break;
+      case NodeKind::kSend:
+      case NodeKind::kRecv: {
+        const bool send = n.kind == NodeKind::kSend;
+        if (n.missing) {
+          res.viol.add(Rule::kP2P, {rank, pos, 0, 0}, [&] {
+            return rank_ref(rank) + (send ? "send " : "recv ") + node_ref(n) + " lacks " +
+                   missing_names(n.missing);
+          });
+          break;
+        }
+        if (send) {
+          res.p2p.push_back({{rank, *n.comm_dst, *n.comm_tag, *n.comm_size}, +1});
+        } else {
+          res.p2p.push_back({{*n.comm_src, rank, *n.comm_tag, *n.comm_size}, -1});
+        }
+        break;
+      }
+      case NodeKind::kComp:
+        if (!n.num_ops || !n.tensor_size || *n.tensor_size == 0) {
+          res.viol.add(Rule::kCompute, {rank, pos, 0, 0}, [&] {
+            std::string what;
+            if (!n.num_ops) what = "has no num_ops";
+            if (!n.tensor_size) {
+              what += std::string(what.empty() ? "" : " and ") + "has no tensor_size";
+            } else if (*n.tensor_size == 0) {
+              what += std::string(what.empty() ? "" : " and ") + "has tensor_size 0";
+            }
+            return rank_ref(rank) + "compute " + node_ref(n) + " " + what;
+          });
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  return res;
+}
+
+// (type, size) sequence of one rank on one group, for the message of an R3
+// violation (the run itself keeps only digests).
+std::optional<std::vector<std::pair<int64_t, int64_t>>> group_sequence(const std::string& path,
+                                                                       const std::string& group) {
+  std::vector<TraceNode> nodes;
+  TraceFormat format;
+  std::string error;
+  if (!read_trace(path, nodes, format, error)) return std::nullopt;
+  const GraphResult graph = analyse_graph(nodes, 0, nullptr);
+  std::vector<std::pair<int64_t, int64_t>> seq;
+  for (uint32_t i : graph.order) {
+    const TraceNode& n = nodes[i];
+    if (n.kind == NodeKind::kColl && n.group && *n.group == group)
+      seq.emplace_back(n.comm_type.value_or(-1), n.comm_size.value_or(-1));
+  }
+  return seq;
+}
+
+std::string coll_text(const std::pair<int64_t, int64_t>& c) {
+  std::string s = c.first == -1 ? "(no comm_type)" : coll_name(static_cast<int>(c.first));
+  return s + " size " + (c.second == -1 ? "(none)" : std::to_string(c.second));
+}
+
+std::string members_text(const std::vector<int64_t>& m) {
+  std::string s;
+  const size_t show = std::min<size_t>(m.size(), 8);
+  for (size_t i = 0; i < show; ++i) s += (i ? "," : "") + std::to_string(m[i]);
+  if (show < m.size()) s += ",... " + std::to_string(m.size()) + " ranks";
+  return s;
+}
+
+// Numeric order of group ids (world group first, non-numeric ids last).
+SortKey group_sort_key(const std::string& g) {
+  if (is_world_group(g)) return {0, 0, 0, 0};
+  const bool numeric = !g.empty() && g.size() <= 18 &&
+                       std::all_of(g.begin(), g.end(), [](unsigned char c) { return std::isdigit(c); });
+  return {numeric ? 1 : 2, numeric ? std::stoll(g) : 0, 0, 0};
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+
+ValidationReport validate_dir(const std::string& dir, const ValidateOptions& options) {
+  ValidationReport report;
+  report.dir = dir;
+  Collector viol(options.max_shown);
+  auto finish = [&] {
+    report.counts = viol.counts;
+    for (int r = 0; r < kNumRules; ++r)
+      for (Kept& k : viol.kept[r]) report.shown.push_back({static_cast<Rule>(r), std::move(k.message)});
+    return report;
+  };
+
+  TraceDir listing;
+  std::string error;
+  if (!scan_trace_dir(dir, options.comm_group_file, listing, error)) {
+    report.errors.push_back(error);
+    return finish();
+  }
+  report.files = static_cast<int64_t>(listing.files.size());
+  if (listing.files.empty()) {
+    report.errors.push_back(dir + ": no trace files (NAME.<rank>.et / .json)");
+    return finish();
+  }
+
+  Context ctx;
+  ctx.options = &options;
+  CommGroups comm_groups;
+  report.comm_group_file = listing.comm_group_file;
+  if (!listing.comm_group_file.empty()) {
+    if (!read_comm_groups(listing.comm_group_file, comm_groups, error)) {
+      report.errors.push_back(error);
+      return finish();
+    }
+    ctx.have_comm_groups = true;
+  } else {
+    report.notes.push_back("no comm-group file in " + dir + " (name one with --comm_group)");
+  }
+
+  // R0: ranks 0..N-1, N covering the files and the comm-group file.
+  int64_t max_rank = listing.files.back().first;
+  for (const auto& [id, members] : comm_groups.groups)
+    for (int64_t m : members) max_rank = std::max(max_rank, m);
+  ctx.ranks = max_rank + 1;
+  report.ranks = ctx.ranks;
+  std::vector<std::string> path_of(static_cast<size_t>(ctx.ranks));
+  std::vector<uint8_t> state(static_cast<size_t>(ctx.ranks), kNoFile);
+  std::vector<std::pair<int64_t, std::string>> work;
+  for (const auto& [rank, path] : listing.files) {
+    std::string& slot = path_of[static_cast<size_t>(rank)];
+    if (!slot.empty()) {
+      viol.add(Rule::kRankFiles, {rank, 1, 0, 0}, [&] {
+        return rank_ref(rank) + "several trace files: " + fs::path(slot).filename().string() +
+               " and " + fs::path(path).filename().string() + " (the first is checked)";
+      });
+      continue;
+    }
+    slot = path;
+    work.emplace_back(rank, path);
+  }
+  for (int64_t r = 0; r < ctx.ranks; ++r)
+    if (path_of[static_cast<size_t>(r)].empty())
+      viol.add(Rule::kRankFiles, {r, 0, 0, 0}, [&] {
+        return rank_ref(r) + "no trace file (ranks must be 0.." + std::to_string(ctx.ranks - 1) +
+               " without gaps)";
+      });
+
+  // Comm-group file sanity (R2).
+  for (size_t gi = 0; gi < comm_groups.groups.size(); ++gi) {
+    const auto& [id, members] = comm_groups.groups[gi];
+    const SortKey key{-1, static_cast<int64_t>(gi), 0, 0};
+    if (std::stoll(id) <= 0)
+      viol.add(Rule::kGroups, key, [&] {
+        return "comm-group file: group id " + id + " is not a positive integer (ASTRA-sim aborts)";
+      });
+    GroupInfo info;
+    info.members = members;
+    info.sorted = members;
+    std::sort(info.sorted.begin(), info.sorted.end());
+    if (std::adjacent_find(info.sorted.begin(), info.sorted.end()) != info.sorted.end())
+      viol.add(Rule::kGroups, {-1, static_cast<int64_t>(gi), 1, 0},
+               [&] { return "comm-group file: group " + id + " lists a rank twice"; });
+    if (!info.sorted.empty() && info.sorted.front() < 0)
+      viol.add(Rule::kGroups, {-1, static_cast<int64_t>(gi), 2, 0},
+               [&] { return "comm-group file: group " + id + " lists a negative rank"; });
+    if (!ctx.groups.emplace(id, std::move(info)).second)
+      viol.add(Rule::kGroups, {-1, static_cast<int64_t>(gi), 3, 0},
+               [&] { return "comm-group file: group id " + id + " appears twice"; });
+  }
+
+  // Per-file checks, several files at a time; each result is merged and
+  // dropped, so memory holds one file per thread plus the cross-rank state.
+  std::mutex mutex;
+  std::unordered_map<std::string, std::vector<std::pair<int64_t, Digest>>> seqs;
+  std::unordered_map<P2PKey, int64_t, P2PHash> p2p;
+  std::vector<std::pair<int64_t, std::string>> read_errors;
+  int threads = options.threads > 0 ? options.threads
+                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  threads = static_cast<int>(std::min<int64_t>(threads, static_cast<int64_t>(work.size())));
+  try {
+    stg::io::parallel_for(0, static_cast<int64_t>(work.size()), threads, [&](int64_t i) {
+      const auto& [rank, path] = work[static_cast<size_t>(i)];
+      RankResult res = process_file(ctx, rank, path);
+      std::lock_guard lock(mutex);
+      if (!res.error.empty()) {
+        state[static_cast<size_t>(rank)] = kUnreadable;
+        read_errors.emplace_back(rank, std::move(res.error));
+        return;
+      }
+      state[static_cast<size_t>(rank)] = res.graph_ok ? kOk : kBrokenGraph;
+      report.nodes += res.nodes;
+      viol.merge(std::move(res.viol));
+      for (auto& [g, d] : res.seqs) seqs[g].emplace_back(rank, d);
+      for (const auto& [k, delta] : res.p2p) {
+        auto it = p2p.try_emplace(k, 0).first;
+        it->second += delta;
+        if (it->second == 0) p2p.erase(it);
+      }
+    });
+  } catch (const std::exception& e) {
+    report.errors.push_back(std::string("internal error: ") + e.what());
+    return finish();
+  }
+  std::sort(read_errors.begin(), read_errors.end());
+  for (auto& [rank, msg] : read_errors) report.errors.push_back(std::move(msg));
+
+  // R3: per group, every member's digest equals the first healthy member's.
+  std::vector<std::string> group_ids;
+  group_ids.reserve(seqs.size());
+  for (auto& [g, v] : seqs) {
+    group_ids.push_back(g);
+    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
+  std::sort(group_ids.begin(), group_ids.end(), [](const std::string& a, const std::string& b) {
+    const SortKey ka = group_sort_key(a), kb = group_sort_key(b);
+    return ka != kb ? ka < kb : a < b;
+  });
+  std::vector<int64_t> all_ranks;
+  for (int64_t gi = 0; gi < static_cast<int64_t>(group_ids.size()); ++gi) {
+    const std::string& g = group_ids[static_cast<size_t>(gi)];
+    const std::vector<int64_t>* members = nullptr;
+    if (is_world_group(g)) {
+      if (all_ranks.empty())
+        for (int64_t r = 0; r < ctx.ranks; ++r) all_ranks.push_back(r);
+      members = &all_ranks;
+    } else if (auto it = ctx.groups.find(g); it != ctx.groups.end()) {
+      members = &it->second.members;
+    } else {
+      continue;  // reported under R2
+    }
+    const auto& per_rank = seqs[g];
+    auto digest_of = [&](int64_t r) {
+      auto it = std::lower_bound(per_rank.begin(), per_rank.end(), r,
+                                 [](const auto& e, int64_t x) { return e.first < x; });
+      return it != per_rank.end() && it->first == r ? it->second : Digest();
+    };
+    auto healthy = [&](int64_t r) {
+      return r >= 0 && r < ctx.ranks && state[static_cast<size_t>(r)] == kOk;
+    };
+    std::optional<int64_t> ref;
+    Digest ref_digest;
+    std::optional<std::vector<std::pair<int64_t, int64_t>>> ref_seq;
+    for (size_t mi = 0; mi < members->size(); ++mi) {
+      const int64_t m = (*members)[mi];
+      if (!healthy(m)) continue;  // no file / unreadable / broken graph: reported already
+      const Digest d = digest_of(m);
+      if (!ref) {
+        ref = m;
+        ref_digest = d;
+        continue;
+      }
+      if (d == ref_digest) continue;
+      viol.add(Rule::kOrder, {gi, static_cast<int64_t>(mi), 0, 0}, [&] {
+        std::string s = group_ref(g) + " (ranks " + members_text(*members) + "): rank " +
+                        std::to_string(m) + " issues " + std::to_string(d.count) +
+                        " collectives on it, rank " + std::to_string(*ref) + " " +
+                        std::to_string(ref_digest.count);
+        // Re-read both files for the first difference.
+        if (!ref_seq) ref_seq = group_sequence(path_of[static_cast<size_t>(*ref)], g);
+        const auto seq = group_sequence(path_of[static_cast<size_t>(m)], g);
+        if (!ref_seq || !seq) return s + "; sequences differ";
+        size_t k = 0;
+        while (k < seq->size() && k < ref_seq->size() && (*seq)[k] == (*ref_seq)[k]) ++k;
+        s += "; first difference at collective #" + std::to_string(k) + ": rank " +
+             std::to_string(m) + " " + (k < seq->size() ? coll_text((*seq)[k]) : "none") +
+             ", rank " + std::to_string(*ref) + " " +
+             (k < ref_seq->size() ? coll_text((*ref_seq)[k]) : "none");
+        return s;
+      });
+    }
+  }
+
+  // R4: whatever did not cancel out.
+  std::vector<std::pair<P2PKey, int64_t>> unmatched(p2p.begin(), p2p.end());
+  std::sort(unmatched.begin(), unmatched.end());
+  for (size_t i = 0; i < unmatched.size(); ++i) {
+    const auto& [k, delta] = unmatched[i];
+    const int64_t n = delta > 0 ? delta : -delta;
+    viol.add(
+        Rule::kP2P, {k.src, k.dst, k.tag, static_cast<int64_t>(i)},
+        [&] {
+          const std::string what = "(src " + std::to_string(k.src) + ", dst " +
+                                   std::to_string(k.dst) + ", tag " + std::to_string(k.tag) +
+                                   ", size " + std::to_string(k.size) + ")";
+          if (delta > 0)
+            return "send " + what + " on rank " + std::to_string(k.src) + ": " +
+                   std::to_string(n) + " more send(s) than matching recvs on rank " +
+                   std::to_string(k.dst);
+          return "recv " + what + " on rank " + std::to_string(k.dst) + ": " + std::to_string(n) +
+                 " more recv(s) than matching sends on rank " + std::to_string(k.src);
+        },
+        n);
+  }
+  return finish();
+}
+
+void print_report(const ValidationReport& report) {
+  for (const std::string& note : report.notes) std::printf("validate: note: %s\n", note.c_str());
+  for (int r = 0; r < kNumRules; ++r) {
+    const Rule rule = static_cast<Rule>(r);
+    if (report.counts[r] == 0) continue;
+    int64_t shown = 0;
+    for (const Violation& v : report.shown) {
+      if (v.rule != rule) continue;
+      std::printf("%s %s\n", rule_label(rule), v.message.c_str());
+      ++shown;
+    }
+    std::printf("%s %s: %lld violation%s", rule_label(rule), rule_title(rule),
+                static_cast<long long>(report.counts[r]), report.counts[r] == 1 ? "" : "s");
+    if (shown < report.counts[r]) std::printf(" (%lld shown)", static_cast<long long>(shown));
+    std::printf("\n");
+  }
+  for (const std::string& e : report.errors) std::fprintf(stderr, "validate: error: %s\n", e.c_str());
+  std::printf("%s\n", report.verdict().c_str());
+  std::fflush(stdout);
+}
+
+namespace {
+
+const char kValidateUsage[] =
+    "usage: stg validate DIR [--comm_group FILE] [--threads N] [--show N] [--require_pg_name]\n"
+    "\n"
+    "Checks that the per-rank Chakra traces in DIR (v0.0.4, v0.0.1 or JSON) and\n"
+    "their comm-group file can be replayed by ASTRA-sim without hanging:\n"
+    "  R0 one trace file per rank 0..N-1 (rank = last numeric '.' token of the name)\n"
+    "  R1 dependencies exist in the same file, ids unique, no cycles\n"
+    "  R2 collectives name a comm group of >= 2 members containing the rank,\n"
+    "     with a simulated comm_type (ALL_REDUCE/ALL_GATHER/REDUCE_SCATTER/ALL_TO_ALL)\n"
+    "  R3 all members of a group issue the same (type, size) sequence on it\n"
+    "  R4 every send has exactly one recv with the same (src, dst, tag, size)\n"
+    "  R5 compute nodes have num_ops and a non-zero tensor_size\n"
+    "\n"
+    "  --comm_group FILE   comm-group JSON (default: the one in DIR)\n"
+    "  --threads N         reader threads (default: one per core)\n"
+    "  --show N            violations printed per rule (default 5)\n"
+    "  --require_pg_name   v0.0.4 collectives must use the string attribute pg_name\n"
+    "\n"
+    "Exit status: 0 clean, 1 violations, 2 unreadable input or usage error.\n";
+
+int usage_error(const std::string& message) {
+  std::fprintf(stderr, "stg validate: error: %s\n%s", message.c_str(), kValidateUsage);
+  return 2;
+}
+
+bool parse_count(const std::string& text, int& out) {
+  if (text.empty() || text.size() > 9 ||
+      !std::all_of(text.begin(), text.end(), [](unsigned char c) { return std::isdigit(c); }))
+    return false;
+  out = std::stoi(text);
+  return true;
+}
+
+}  // namespace
+
+int validate_main(const std::vector<std::string>& args) {
+  ValidateOptions options;
+  std::string dir;
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string a = args[i];
+    std::string value;
+    bool has_value = false;
+    if (a.rfind("--", 0) == 0) {
+      if (auto eq = a.find('='); eq != std::string::npos) {
+        value = a.substr(eq + 1);
+        a = a.substr(0, eq);
+        has_value = true;
+      }
+      std::replace(a.begin() + 2, a.end(), '-', '_');
+    }
+    auto take_value = [&]() -> bool {
+      if (has_value) return true;
+      if (i + 1 >= args.size()) return false;
+      value = args[++i];
+      return true;
+    };
+    if (a == "-h" || a == "--help") {
+      std::fputs(kValidateUsage, stdout);
+      return 0;
+    } else if (a == "--comm_group" || a == "--comm_group_file") {
+      if (!take_value() || value.empty()) return usage_error(a + " needs a file");
+      options.comm_group_file = value;
+    } else if (a == "--threads") {
+      if (!take_value() || !parse_count(value, options.threads))
+        return usage_error("--threads needs a number");
+    } else if (a == "--show") {
+      if (!take_value() || !parse_count(value, options.max_shown))
+        return usage_error("--show needs a number");
+    } else if (a == "--require_pg_name") {
+      if (has_value) return usage_error("--require_pg_name takes no value");
+      options.require_pg_name = true;
+    } else if (!a.empty() && a[0] == '-') {
+      return usage_error("unknown option " + args[i]);
+    } else if (dir.empty()) {
+      dir = a;
+    } else {
+      return usage_error("more than one directory given");
+    }
+  }
+  if (dir.empty()) return usage_error("no trace directory given");
+  const ValidationReport report = validate_dir(dir, options);
+  print_report(report);
+  return report.exit_status();
+}
+
+}  // namespace stg::tools
