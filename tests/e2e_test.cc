@@ -790,7 +790,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadCase{"dmodel_not_divisible_by_tp", {{"--dmodel", "1000"}, {"--tp", "3"}}, "--tp"},
         BadCase{"schema_unknown", {{"--chakra_schema_version", "v9"}}, "--chakra_schema_version"},
         BadCase{"model_type_unknown", {{"--model_type", "foo"}}, "--model_type"},
-        BadCase{"model_type_planned", {{"--model_type", "gpt"}}, "--model_type"},
+        BadCase{"model_type_planned", {{"--model_type", "moe"}}, "--model_type"},
         BadCase{"unknown_flag", {{"--unknown_flag", "1"}}, "--unknown_flag"},
         BadCase{"weight_sharded_not_bool", {{"--weight_sharded", "maybe"}}, "--weight_sharded"},
         BadCase{"output_name_bad_directive", {{"--output_name", "x%s"}}, "--output_name"},

@@ -11,6 +11,7 @@
 #include "stg/lower/lower_stage.h"
 #include "stg/lower/rank_layout.h"
 #include "stg/models/gpt.h"
+#include "stg/models/moe.h"
 #include "stg/models/transformer.h"
 #include "stg/passes/grad_update.h"
 #include "stg/passes/micro_batch.h"
@@ -123,17 +124,23 @@ void bind_degree(Plan& p, const char* symbol, const char* flag, int64_t value) {
   p.values.flag_of[symbol] = flag;
 }
 
-// The later reference's dense model (gpt, alias dense).
-Plan plan_gpt(const Options& o) {
-  // The reference accepts these for every model and ignores them here: stay
-  // compatible with its command lines, but say so instead of ignoring silently.
+std::string num(int64_t v) { return std::to_string(v); }
+
+// The later reference's models: gpt (alias dense), llama and moe.
+Plan plan_later(const Options& o) {
+  const bool moe = o.model_type == "moe";
+  const bool llama = o.model_type == "llama";
+  // The reference accepts these for every model and ignores some of them:
+  // stay compatible with its command lines, but say so instead of ignoring.
   auto note = [&](bool given, const std::string& flag) {
     if (given)
       std::fprintf(stderr, "stg: note: %s has no effect with --model_type %s\n", flag.c_str(),
                    o.model_type.c_str());
   };
-  note(o.experts.has_value(), "--experts");
-  note(o.kexperts.has_value(), "--kexperts");
+  if (!moe) {
+    note(o.experts.has_value(), "--experts");
+    note(o.kexperts.has_value(), "--kexperts");
+  }
   require(!o.din.has_value() && !o.dout.has_value(),
           "--din/--dout belong to --model_type transformer: use --dvocal for " + o.model_type);
   Plan p;
@@ -146,47 +153,61 @@ Plan plan_gpt(const Options& o) {
                 {"MicroBatch", "--micro_batch", micro, batch},
                 {"Seq", "--seq", o.seq, 1024},
                 {"Head", "--head", o.head, 64},
-                {"KVHead", "--kvhead", o.kvhead, 8}});
-  require(batch % micro == 0, "--batch " + std::to_string(batch) + " is not divisible by --micro_batch " +
-                                  std::to_string(micro) + ": choose a micro-batch size that divides the batch");
-  require(micro % o.dp == 0, "--micro_batch " + std::to_string(micro) + " is not divisible by --dp " +
-                                 std::to_string(o.dp) + ": each data-parallel rank needs a whole share");
+                {"KVHead", "--kvhead", o.kvhead, 8},
+                {"Experts", "--experts", o.experts, 8},
+                {"KExperts", "--kexperts", o.kexperts, 2}});
+  const auto& v = p.values.by_symbol;
+  require(batch % micro == 0, "--batch " + num(batch) + " is not divisible by --micro_batch " +
+                                  num(micro) + ": choose a micro-batch size that divides the batch");
+  require(micro % o.dp == 0, "--micro_batch " + num(micro) + " is not divisible by --dp " +
+                                 num(o.dp) + ": each data-parallel rank needs a whole share");
   const int64_t stacks = o.num_stacks.value_or(80);
-  require(stacks >= 1, "--num_stacks " + std::to_string(stacks) + " is not valid: use >= 1");
-  require(o.pp <= stacks, "--pp " + std::to_string(o.pp) + " is larger than --num_stacks " +
-                              std::to_string(stacks) + ": every stage needs at least one block");
+  require(stacks >= 1, "--num_stacks " + num(stacks) + " is not valid: use >= 1");
+  require(o.pp <= stacks, "--pp " + num(o.pp) + " is larger than --num_stacks " + num(stacks) +
+                              ": every stage needs at least one block");
   const bool tpsp = o.tpsp.value_or(true);
-  // The reference's dense path multiplies tp by ep (experts do not exist here).
-  const int64_t tp = o.tp * o.ep;
+  require(tpsp || !moe, "--tpsp 0 is not available for --model_type moe: its layouts need "
+                        "sequence-sharded activations (use --tpsp 1)");
+  // The reference's dense path multiplies tp by ep; moe has ep as its own axis.
+  const int64_t tp = moe ? o.tp : o.tp * o.ep;
   if (tpsp)
-    require(p.values.by_symbol["Seq"] % (o.sp * tp) == 0,
-            "--seq " + std::to_string(p.values.by_symbol["Seq"]) + " is not divisible by --sp * --tp = " +
-                std::to_string(o.sp * tp) + ": with --tpsp 1 the sequence is split over both");
-  if (o.model_type == "llama") {
-    const int64_t heads = p.values.by_symbol["Head"], kv = p.values.by_symbol["KVHead"];
-    require(heads % kv == 0, "--kvhead " + std::to_string(kv) + " does not divide --head " +
-                                 std::to_string(heads) + ": query heads are shared by whole groups");
-    require(kv % tp == 0, "--kvhead " + std::to_string(kv) + " is not divisible by --tp " +
-                              std::to_string(tp) + ": every tensor-parallel rank needs whole KV heads");
+    require(v.at("Seq") % (o.sp * tp) == 0,
+            "--seq " + num(v.at("Seq")) + " is not divisible by --sp * --tp = " + num(o.sp * tp) +
+                ": with --tpsp 1 the sequence is split over both");
+  require(v.at("Head") % tp == 0, "--head " + num(v.at("Head")) + " is not divisible by --tp " +
+                                      num(tp) + ": every tensor-parallel rank needs whole heads");
+  if (llama || moe) {
+    require(v.at("Head") % v.at("KVHead") == 0,
+            "--kvhead " + num(v.at("KVHead")) + " does not divide --head " + num(v.at("Head")) +
+                ": query heads are shared by whole groups");
+    require(v.at("KVHead") % tp == 0, "--kvhead " + num(v.at("KVHead")) +
+                                          " is not divisible by --tp " + num(tp) +
+                                          ": every tensor-parallel rank needs whole KV heads");
   } else {
     note(o.kvhead.has_value(), "--kvhead (grouped-query attention is --model_type llama)");
   }
-  require(p.values.by_symbol["Head"] % tp == 0,
-          "--head " + std::to_string(p.values.by_symbol["Head"]) + " is not divisible by --tp " +
-              std::to_string(tp) + ": every tensor-parallel rank needs whole heads");
+  if (moe) {
+    require(v.at("Experts") % o.ep == 0, "--experts " + num(v.at("Experts")) +
+                                             " is not divisible by --ep " + num(o.ep) +
+                                             ": every expert-parallel rank holds whole experts");
+    require(v.at("KExperts") <= v.at("Experts"),
+            "--kexperts " + num(v.at("KExperts")) + " is larger than --experts " +
+                num(v.at("Experts")) + ": a token cannot pick more experts than exist");
+  }
   bind_degree(p, "dp", "--dp", o.dp);
   bind_degree(p, "tp", "--tp", tp);
   bind_degree(p, "cp", "--sp", o.sp);
   bind_degree(p, "ep", "--ep", o.ep);
   bind_degree(p, "pp", "--pp", o.pp);
   models::Model model =
-      models::build_gpt({static_cast<int>(stacks), tpsp, o.model_type == "llama"});
+      moe ? models::build_moe({static_cast<int>(stacks), static_cast<int>(v.at("Experts") / o.ep)})
+          : models::build_gpt({static_cast<int>(stacks), tpsp, llama});
   p.model.axes = model.axes;
   p.model.num_blocks = model.num_blocks;
   p.model.graph = passes::replicate_micro_batches(model.graph, static_cast<int>(batch / micro));
   p.model.graph.substitute(
       {{"fsdp", o.weight_sharded ? expr::Expr::symbol("dp") : expr::Expr::constant(1)}});
-  p.degree = {o.dp, tp, o.sp, 1};
+  p.degree = {o.dp, tp, o.sp, moe ? o.ep : 1};
   p.lower.claim_rule = lower::ClaimRule::kEveryAxisInDim;
   return p;
 }
@@ -228,11 +249,9 @@ RunSummary generate(const Options& o) {
   Plan p;
   if (o.model_type == "transformer") {
     p = plan_transformer(o);
-  } else if (o.model_type == "gpt" || o.model_type == "dense" || o.model_type == "llama") {
-    p = plan_gpt(o);
-  } else if (o.model_type == "moe") {
-    throw UsageError("--model_type " + o.model_type +
-                     " is not supported yet: use --model_type transformer");
+  } else if (o.model_type == "gpt" || o.model_type == "dense" || o.model_type == "llama" ||
+             o.model_type == "moe") {
+    p = plan_later(o);
   } else {
     throw UsageError("--model_type '" + o.model_type +
                      "' is unknown: use transformer, gpt (dense), llama or moe");

@@ -187,6 +187,25 @@ int Graph::custom(const std::string& name, const std::string& x1, std::string_vi
   return i;
 }
 
+int Graph::broadcast(const std::string& name, const std::string& x1, int axis,
+                     std::string_view factor, std::string_view x1_shape) {
+  int i = op(name, Op::kBroadcast, x1, "", x1_shape);
+  tensors_[i].axis = axis;
+  tensors_[i].factor = Expr::parse(factor);
+  return i;
+}
+
+int Graph::elementwise2(const std::string& name, const std::string& x1, const std::string& x2,
+                        expr::Rational ops_per_element, std::string_view shape) {
+  int i = op(name, Op::kElementwise2, x1, x2, shape, shape);
+  tensors_[i].amplifier = ops_per_element;
+  return i;
+}
+
+void Graph::mark_backward(std::initializer_list<const char*> names) {
+  for (const char* n : names) tensors_[at(n)].backward = true;
+}
+
 Graph& Graph::grad_of(const std::string& grad_of) {
   set_grad(static_cast<int>(tensors_.size()) - 1, grad_of);
   return *this;

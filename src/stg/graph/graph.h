@@ -5,6 +5,7 @@
 // placeholder input of another.
 #pragma once
 
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <string_view>
@@ -71,6 +72,14 @@ class Graph {
   int custom(const std::string& name, const std::string& x1, std::string_view num_ops,
              std::string_view x1_shape, std::string_view out_shape,
              std::string_view out_hidden = "1");
+  // Output is x1 with dim `axis` multiplied by `factor` (broadcast/reduce).
+  int broadcast(const std::string& name, const std::string& x1, int axis, std::string_view factor,
+                std::string_view x1_shape);
+  // Binary element-wise op of `ops_per_element` operations per element.
+  int elementwise2(const std::string& name, const std::string& x1, const std::string& x2,
+                   expr::Rational ops_per_element, std::string_view shape);
+  // Marks the named tensors as the backward pass.
+  void mark_backward(std::initializer_list<const char*> names);
   // Marks the last added tensor as the gradient of `grad_of`.
   Graph& grad_of(const std::string& grad_of);
   // Marks the tensors from index `first` on as the backward pass.

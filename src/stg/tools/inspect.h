@@ -21,7 +21,7 @@ struct InspectOptions {
 // The figures of a directory as JSON (the `--json` output). Files that
 // cannot be read are listed under "errors" and left out of the figures;
 // a directory that cannot be listed gives {"errors": [...]} only.
-nlohmann::json inspect_dir(const std::string& dir, const InspectOptions& options = {});
+nlohmann::ordered_json inspect_dir(const std::string& dir, const InspectOptions& options = {});
 
 // `stg inspect` with the arguments after the word "inspect":
 //   DIR [--comm_group FILE] [--json] [--per_rank] [--threads N]

@@ -1,0 +1,192 @@
+#include "stg/models/moe.h"
+
+#include <string>
+#include <vector>
+
+#include "stg/models/gpt.h"
+#include "stg/passes/fsdp.h"
+
+namespace stg::models {
+namespace {
+
+using graph::Graph;
+using graph::Op;
+
+// Routes the tokens of one expert in and out of the ep-sharded token buffer.
+Graph expert_wrapper() {
+  constexpr const char* tokens = "Batch/dp, Seq*KExperts/(cp*tp*ep), Dmodel";
+  constexpr const char* expert_tokens = "Batch/dp, Seq*KExperts/(Experts*cp*tp*ep), Dmodel";
+  constexpr const char* all_size = "Seq*KExperts/(cp*tp*ep)";
+  constexpr const char* expert_size = "Seq*KExperts/(Experts*cp*tp*ep)";
+  Graph g;
+  g.input("x", tokens);
+  g.slice("x_expert", "x", 1, expert_size, tokens);
+  g.input("dx_expert", expert_tokens);
+  g.slice("dx", "dx_expert", 1, all_size, expert_tokens);
+  g.input("y_expert", expert_tokens);
+  g.slice("y", "y_expert", 1, all_size, expert_tokens);
+  g.input("dy", tokens);
+  g.slice("dy_expert", "dy", 1, expert_size, tokens);
+  g.mark_backward({"dx_expert", "dx", "dy", "dy_expert"});
+  return g;
+}
+
+// One expert: the wrapper around a two-matrix FFN over its share of tokens.
+Graph expert() {
+  Graph g;
+  g.append(expert_wrapper(), "ldis.", {}, {});
+  g.append(gpt_feed_forward(/*tpsp=*/true, /*gated=*/false), "ffn.",
+           {{"Seq", expr::Expr::parse("Seq*KExperts/(Experts*ep)")}}, {});
+  g.link("ldis.x_expert", "ffn.x0");
+  g.link("ffn.xdown", "ldis.y_expert");
+  g.link("ldis.dy_expert", "ffn.dxdown");
+  g.link("ffn.dx0", "ldis.dx_expert");
+  return g;
+}
+
+// Router, dispatch (x -> xrouted) and combine (yrouted -> y).
+Graph moe_frame() {
+  constexpr const char* x = "Batch/dp, Seq/(cp*tp), Dmodel";
+  constexpr const char* x_ep = "Batch/dp, Seq/(cp*tp), Dmodel/ep";
+  constexpr const char* routed = "Batch/dp, Seq*KExperts/(cp*tp*ep), Dmodel";
+  constexpr const char* picked = "Batch/dp, Seq*KExperts/(cp*tp), Dmodel/ep";
+  constexpr const char* scores = "Batch/dp, Seq/(cp*tp), KExperts";
+  constexpr const char* scores_flat = "Batch/dp, Seq*KExperts/(cp*tp), 1";
+  Graph g;
+  g.input("x", x);
+  g.weight("wrouter", "Dmodel/ep, KExperts");
+  g.einsum("yrouter", "x", "wrouter", "bsm,mn->bsn", x, "Dmodel, KExperts");
+  g.reshape("yrouter2", "yrouter", scores, scores_flat);
+  g.broadcast("x1", "x", 1, "KExperts", x_ep);
+  g.identity("xrouted", "x1", routed);
+  g.input("yrouted", routed);
+  g.identity("y1", "yrouted", picked);
+  g.slice("yrouter3", "yrouter2", 2, "Dmodel/ep", scores_flat);
+  g.elementwise2("y2", "y1", "yrouter3", 1, picked);
+  g.broadcast("y", "y2", 1, "1/KExperts", picked);
+  const int b = static_cast<int>(g.size());
+  g.input("dy", x_ep);
+  g.broadcast("dy2", "dy", 1, "KExperts", x_ep);
+  g.elementwise2("dy1", "dy2", "yrouter3", 1, picked);
+  g.elementwise2("dyrouter3", "dy2", "y1", 1, picked);
+  g.slice("dyrouter2", "dyrouter3", 2, "1", picked);
+  g.identity("dyrouted", "dy1", routed);
+  g.reshape("dyrouter", "dyrouter2", scores_flat, scores);
+  g.einsum("dwrouter", "dyrouter", "x", "bsn,bsm->mn", scores, x_ep, "wrouter");
+  g.einsum("dx01", "dyrouter", "wrouter", "bsn,mn->bsm", scores, "Dmodel/ep, KExperts");
+  g.input("dxrouted", routed);
+  g.identity("dx1", "dxrouted", picked);
+  g.broadcast("dx02", "dx1", 1, "1/KExperts", picked);
+  g.add_op("dx", "dx01", "dx02", x_ep);
+  g.mark_backward_from(b);
+  return g;
+}
+
+// Sums the experts' outputs pairwise; only the last addition is counted as
+// work, as in the reference (one element-wise op for the whole reduction).
+std::string reduce_chain(Graph& g, const std::vector<std::string>& inputs,
+                         const std::string& prefix, bool backward) {
+  std::string last = inputs[0];
+  const graph::OpResult first = g.result(g.at(inputs[0]));
+  for (size_t i = 1; i < inputs.size(); ++i) {
+    graph::Tensor t;
+    t.name = prefix + std::to_string(i);
+    t.op = Op::kElementwise2;
+    t.amplifier = i + 1 == inputs.size() ? 1 : 0;
+    t.x1 = g.at(last);
+    t.x2 = g.at(inputs[i]);
+    t.x1_shape = t.x2_shape = first.y_shape;
+    t.x1_hidden = t.x2_hidden = first.y_hidden;
+    t.backward = backward;
+    last = g[g.add(std::move(t))].name;
+  }
+  return last;
+}
+
+Graph moe_ffn(int experts_per_rank) {
+  Graph g;
+  g.append(moe_frame(), "moe.", {}, {});
+  const Graph one = expert();
+  for (int i = 0; i < experts_per_rank; ++i)
+    g.append(one, "moe." + std::to_string(i) + ".", {}, {});
+  std::vector<std::string> dx, y;
+  for (int i = 0; i < experts_per_rank; ++i) {
+    const std::string p = "moe." + std::to_string(i) + ".ldis.";
+    g.link("moe.xrouted", p + "x");
+    g.link("moe.dyrouted", p + "dy");
+    dx.push_back(p + "dx");
+    y.push_back(p + "y");
+  }
+  g.link(reduce_chain(g, dx, "moe.dxrouted_r", true), "moe.dxrouted");
+  g.link(reduce_chain(g, y, "moe.yrouted_r", false), "moe.yrouted");
+  return g;
+}
+
+void sum_into(Graph& g, const std::string& target, const std::string& a, const std::string& b) {
+  graph::Tensor& t = g.mutable_tensor(g.at(target));
+  t.op = Op::kAdd;
+  t.x1 = g.at(a);
+  t.x2 = g.at(b);
+  t.x2_shape = t.x1_shape;
+  t.x2_hidden = t.x1_hidden;
+}
+
+Graph decoder_block(int experts_per_rank) {
+  Graph g;
+  g.append(gpt_layer_norm(true), "input_norm.", {}, {});
+  g.append(gpt_attention(true, /*grouped_query=*/true), "mha.", {}, {});
+  g.append(gpt_residual(true), "mha_res.", {}, {});
+  g.append(gpt_layer_norm(true), "post_attn_norm.", {}, {});
+  g.append(moe_ffn(experts_per_rank), "", {}, {});
+  g.append(gpt_residual(true), "ffn_res.", {}, {});
+  g.link("input_norm.y", "mha.x");
+  g.link("mha.o", "mha_res.x1");
+  g.link("input_norm.x", "mha_res.x2");
+  g.link("mha_res.dx1", "mha.do");
+  g.link("mha_res.y", "post_attn_norm.x");
+  g.link("post_attn_norm.dx", "mha_res.dy");
+  g.link("post_attn_norm.y", "moe.x");
+  g.link("moe.y", "ffn_res.x1");
+  g.link("post_attn_norm.x", "ffn_res.x2");
+  g.link("ffn_res.dx1", "moe.dy");
+  sum_into(g, "input_norm.dy", "mha.dx", "mha_res.dx2");
+  sum_into(g, "post_attn_norm.dy", "moe.dx", "ffn_res.dx2");
+  passes::flatten_block_weights(g);
+  return g;
+}
+
+expr::Expr sym(const char* name) { return expr::Expr::symbol(name); }
+
+}  // namespace
+
+Model build_moe(const MoeConfig& config) {
+  using Kind = graph::Placement::Kind;
+  const Graph block = decoder_block(config.experts_per_rank);
+  Model m;
+  Graph& g = m.graph;
+  for (int i = 0; i < config.num_stacks; ++i) {
+    const std::string p = "transformer." + std::to_string(i) + ".";
+    g.append(block, p, {}, {Kind::kBlock, i});
+    if (i > 0) {
+      const std::string prev = "transformer." + std::to_string(i - 1) + ".";
+      g.link(prev + "ffn_res.y", p + "input_norm.x");
+      g.link(p + "input_norm.dx", prev + "ffn_res.dy");
+    }
+  }
+  const Graph emb = gpt_embedding(true);
+  g.append(emb, "in_emb.", {{"Din", sym("Dvocal")}, {"Dout", sym("Dmodel")}}, {Kind::kFirst, 0});
+  g.append(emb, "out_emb.", {{"Din", sym("Dmodel")}, {"Dout", sym("Dvocal")}}, {Kind::kLast, 0});
+  const std::string last = "transformer." + std::to_string(config.num_stacks - 1) + ".";
+  g.link("in_emb.y", "transformer.0.input_norm.x");
+  g.link("transformer.0.input_norm.dx", "in_emb.dy");
+  g.link(last + "ffn_res.y", "out_emb.x");
+  g.link("out_emb.dx", last + "ffn_res.dy");
+  g.append(gpt_loss(true), "loss.", {}, {Kind::kLast, 0});
+  g.link("out_emb.y", "loss.y");
+  g.link("loss.dy", "out_emb.dy");
+  m.axes = {{Axis::kDp, "dp"}, {Axis::kTp, "tp"}, {Axis::kSp, "cp"}, {Axis::kEp, "ep"}};
+  m.num_blocks = config.num_stacks;
+  return m;
+}
+
+}  // namespace stg::models
