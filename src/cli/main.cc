@@ -31,6 +31,8 @@ int main(int argc, char** argv) {
   stg::Options o;
   CLI::App app{"stg: synthetic distributed-training workloads as Chakra execution traces"};
   app.get_formatter()->column_width(34);
+  // As with the reference's argparse, a repeated flag takes its last value.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   std::string weight_sharded, tpsp, recompute, mixed, vram;
   bool quiet = false;
 

@@ -71,12 +71,27 @@ Rational rational_pow(Rational base, int exponent) {
 
 }  // namespace
 
+const Expr::Terms& Expr::empty_terms() {
+  static const Terms empty;
+  return empty;
+}
+
+Expr::Terms& Expr::mutable_terms() {
+  if (!terms_) {
+    terms_ = std::make_shared<Terms>();
+  } else if (terms_.use_count() > 1) {
+    terms_ = std::make_shared<Terms>(*terms_);
+  }
+  return *terms_;
+}
+
 void Expr::add_term(const Monomial& m, const Rational& coeff) {
   if (coeff.is_zero()) return;
-  auto [it, inserted] = terms_.try_emplace(m, coeff);
+  Terms& terms = mutable_terms();
+  auto [it, inserted] = terms.try_emplace(m, coeff);
   if (inserted) return;
   it->second = it->second + coeff;
-  if (it->second.is_zero()) terms_.erase(it);
+  if (it->second.is_zero()) terms.erase(it);
 }
 
 Expr Expr::constant(Rational value) {
@@ -88,52 +103,52 @@ Expr Expr::constant(Rational value) {
 Expr Expr::symbol(const std::string& name) {
   if (name.empty()) throw ExprError("empty symbol name");
   Expr e;
-  e.terms_.emplace(Monomial{{name, 1}}, Rational(1));
+  e.mutable_terms().emplace(Monomial{{name, 1}}, Rational(1));
   return e;
 }
 
 Expr Expr::operator+(const Expr& o) const {
   Expr r = *this;
-  for (const auto& [m, c] : o.terms_) r.add_term(m, c);
+  for (const auto& [m, c] : o.terms()) r.add_term(m, c);
   return r;
 }
 
 Expr Expr::operator-(const Expr& o) const {
   Expr r = *this;
-  for (const auto& [m, c] : o.terms_) r.add_term(m, -c);
+  for (const auto& [m, c] : o.terms()) r.add_term(m, -c);
   return r;
 }
 
 Expr Expr::operator*(const Expr& o) const {
   Expr r;
-  for (const auto& [ma, ca] : terms_) {
-    for (const auto& [mb, cb] : o.terms_) r.add_term(multiply(ma, mb), ca * cb);
+  for (const auto& [ma, ca] : terms()) {
+    for (const auto& [mb, cb] : o.terms()) r.add_term(multiply(ma, mb), ca * cb);
   }
   return r;
 }
 
 Expr Expr::operator/(const Expr& o) const {
-  if (o.terms_.empty()) throw ExprError("division by zero: (" + str() + ")/0");
-  if (o.terms_.size() > 1) {
+  if (o.terms().empty()) throw ExprError("division by zero: (" + str() + ")/0");
+  if (o.terms().size() > 1) {
     throw ExprError("division by a sum is not supported: (" + str() + ")/(" + o.str() +
                     "); the divisor must be a single term");
   }
-  const auto& [dm, dc] = *o.terms_.begin();
+  const auto& [dm, dc] = *o.terms().begin();
   const Monomial inverse = raise(dm, -1);
   const Rational inverse_coeff = Rational(1) / dc;
   Expr r;
-  for (const auto& [m, c] : terms_) r.add_term(multiply(m, inverse), c * inverse_coeff);
+  for (const auto& [m, c] : terms()) r.add_term(multiply(m, inverse), c * inverse_coeff);
   return r;
 }
 
 Expr Expr::pow(int exponent) const {
   if (exponent == 0) return constant(1);  // like sympy, 0**0 == 1
-  if (terms_.empty()) {
+  if (terms().empty()) {
     if (exponent < 0) throw ExprError("division by zero: 0 raised to a negative power");
     return *this;
   }
-  if (terms_.size() == 1) {
-    const auto& [m, c] = *terms_.begin();
+  if (terms().size() == 1) {
+    const auto& [m, c] = *terms().begin();
     Expr r;
     r.add_term(raise(m, exponent), rational_pow(c, exponent));
     return r;
@@ -153,11 +168,11 @@ Expr Expr::pow(int exponent) const {
 }
 
 bool Expr::is_constant() const {
-  return terms_.empty() || (terms_.size() == 1 && terms_.begin()->first.empty());
+  return terms().empty() || (terms().size() == 1 && terms().begin()->first.empty());
 }
 
 bool Expr::has_symbol(const std::string& name) const {
-  for (const auto& [m, c] : terms_) {
+  for (const auto& [m, c] : terms()) {
     if (m.contains(name)) return true;
   }
   return false;
@@ -165,7 +180,7 @@ bool Expr::has_symbol(const std::string& name) const {
 
 std::set<std::string> Expr::free_symbols() const {
   std::set<std::string> names;
-  for (const auto& [m, c] : terms_) {
+  for (const auto& [m, c] : terms()) {
     for (const auto& [name, exp] : m) names.insert(name);
   }
   return names;
@@ -180,7 +195,7 @@ Expr Expr::substitute(const std::string& name, const Expr& by) const {
 // again, so {a: b, b: a} swaps the two symbols.
 Expr Expr::substitute(const std::map<std::string, Expr>& by) const {
   Expr r;
-  for (const auto& [m, c] : terms_) {
+  for (const auto& [m, c] : terms()) {
     Monomial kept;  // symbols without a replacement
     Expr replaced = constant(c);
     for (const auto& [name, exp] : m) {
@@ -191,14 +206,14 @@ Expr Expr::substitute(const std::map<std::string, Expr>& by) const {
         replaced = replaced * it->second.pow(exp);
       }
     }
-    for (const auto& [rm, rc] : replaced.terms_) r.add_term(multiply(rm, kept), rc);
+    for (const auto& [rm, rc] : replaced.terms()) r.add_term(multiply(rm, kept), rc);
   }
   return r;
 }
 
 Rational Expr::evaluate(const std::map<std::string, int64_t>& values) const {
   Rational total(0);
-  for (const auto& [m, c] : terms_) {
+  for (const auto& [m, c] : terms()) {
     Rational term = c;
     for (const auto& [name, exp] : m) {
       auto it = values.find(name);

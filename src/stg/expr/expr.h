@@ -10,6 +10,7 @@
 #include <compare>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -84,11 +85,11 @@ class Expr {
   Expr pow(int exponent) const;         // negative only for single terms
 
   // Structural equality after canonicalisation.
-  bool operator==(const Expr& o) const { return terms_ == o.terms_; }
-  bool operator<(const Expr& o) const { return terms_ < o.terms_; }
+  bool operator==(const Expr& o) const { return terms_ == o.terms_ || terms() == o.terms(); }
+  bool operator<(const Expr& o) const { return terms() < o.terms(); }
 
   bool is_constant() const;
-  bool is_zero() const { return terms_.empty(); }
+  bool is_zero() const { return terms().empty(); }
   bool has_symbol(const std::string& name) const;
   std::set<std::string> free_symbols() const;
 
@@ -104,13 +105,19 @@ class Expr {
   // (parenthesised when it has more than one factor): "Seq/(cp*tp)".
   std::string str() const;
 
-  const std::map<Monomial, Rational>& terms() const { return terms_; }
+  using Terms = std::map<Monomial, Rational>;
+  const Terms& terms() const { return terms_ ? *terms_ : empty_terms(); }
 
  private:
-  // Accumulates coeff * m into terms_, dropping the term if it cancels.
+  static const Terms& empty_terms();
+  // The terms, unshared first so they can be changed.
+  Terms& mutable_terms();
+  // Accumulates coeff * m into the terms, dropping the term if it cancels.
   void add_term(const Monomial& m, const Rational& coeff);
 
-  std::map<Monomial, Rational> terms_;  // no zero coefficients
+  // Shared and immutable once built: shapes copy expressions a lot (every
+  // replicated layer and micro-batch), so a copy is a reference count.
+  std::shared_ptr<Terms> terms_;  // no zero coefficients; null is zero
 };
 
 // Product of a list of expressions (1 for an empty list).

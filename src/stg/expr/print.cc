@@ -49,15 +49,15 @@ std::string magnitude_str(const Expr::Monomial& m, const Rational& coeff) {
 }  // namespace
 
 std::string Expr::str() const {
-  if (terms_.empty()) return "0";
-  if (terms_.size() == 1) {
-    const auto& [m, c] = *terms_.begin();
+  if (terms().empty()) return "0";
+  if (terms().size() == 1) {
+    const auto& [m, c] = *terms().begin();
     return (c.num() < 0 ? "-" : "") + magnitude_str(m, c);
   }
   // Terms sorted by their unsigned text so the order does not depend on signs.
   std::vector<std::pair<std::string, bool>> parts;  // text, negative
-  parts.reserve(terms_.size());
-  for (const auto& [m, c] : terms_) parts.emplace_back(magnitude_str(m, c), c.num() < 0);
+  parts.reserve(terms().size());
+  for (const auto& [m, c] : terms()) parts.emplace_back(magnitude_str(m, c), c.num() < 0);
   std::sort(parts.begin(), parts.end());
   std::string text;
   for (size_t i = 0; i < parts.size(); ++i) {

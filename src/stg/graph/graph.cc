@@ -44,7 +44,6 @@ int Graph::add(Tensor t) {
   if (!index_.emplace(id, static_cast<int>(tensors_.size())).second)
     throw GraphError("duplicate tensor id '" + id + "'");
   tensors_.push_back(std::move(t));
-  results_.clear();
   return static_cast<int>(tensors_.size()) - 1;
 }
 
@@ -249,16 +248,17 @@ void Graph::append(const Graph& module, const std::string& prefix,
 
 void Graph::link(std::string_view from, std::string_view to, bool force) {
   const int f = at(from);
-  Tensor& t = tensors_[at(to)];
+  const int to_index = at(to);
+  Tensor& t = tensors_[to_index];
   if (t.op != Op::kPlaceholder && !force)
     throw GraphError("cannot link into '" + t.id() + "': not a placeholder");
   t.op = Op::kIdentity;
   t.x1 = f;
-  results_.clear();
+  if (static_cast<size_t>(to_index) < results_.size()) results_[to_index].reset();
 }
 
 const OpResult& Graph::result(int i) const {
-  if (results_.size() != tensors_.size()) results_.assign(tensors_.size(), std::nullopt);
+  if (results_.size() < tensors_.size()) results_.resize(tensors_.size());
   auto& slot = results_.at(i);
   if (!slot) slot = evaluate_op(tensors_[i]);
   return *slot;

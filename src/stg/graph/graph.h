@@ -30,9 +30,10 @@ class Graph {
   const std::vector<Tensor>& tensors() const { return tensors_; }
   size_t size() const { return tensors_.size(); }
   const Tensor& operator[](int i) const { return tensors_.at(i); }
-  // Mutable access drops the cached op results.
+  // Mutable access drops the tensor's cached op result (an op's result
+  // depends on its own fields only).
   Tensor& mutable_tensor(int i) {
-    results_.clear();
+    if (static_cast<size_t>(i) < results_.size()) results_[i].reset();
     return tensors_.at(i);
   }
 
