@@ -66,6 +66,8 @@ int main(int argc, char** argv) {
   app.add_option("--activation_recompute", recompute, "recompute forward before backward (0/1)");
   app.add_option("--mixed_precision", mixed, "mixed-precision memory accounting (0/1)");
   app.add_option("--print_gpu_vram", vram, "print the per-rank memory footprint (0/1)");
+  app.add_option("--units", o.units, "stg (elements, MACs; default) or physical (bytes, FLOPs)");
+  app.add_option("--dtype", o.dtype, "fp32, bf16 (default), fp16 or fp8: bytes per element");
   app.add_option("--threads", o.threads, "writer threads (default: one per core)");
   app.add_flag("--quiet", quiet, "print nothing on success");
 

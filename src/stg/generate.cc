@@ -126,6 +126,13 @@ void bind_degree(Plan& p, const char* symbol, const char* flag, int64_t value) {
 
 std::string num(int64_t v) { return std::to_string(v); }
 
+int64_t dtype_bytes(const std::string& dtype) {
+  if (dtype == "fp32") return 4;
+  if (dtype == "bf16" || dtype == "fp16") return 2;
+  if (dtype == "fp8") return 1;
+  throw UsageError("--dtype '" + dtype + "' is unknown: use fp32, bf16, fp16 or fp8");
+}
+
 // The later reference's models: gpt (alias dense), llama and moe.
 Plan plan_later(const Options& o) {
   const bool moe = o.model_type == "moe";
@@ -259,6 +266,13 @@ RunSummary generate(const Options& o) {
   p.schema = schema;
 
   p.lower.io.mixed_precision = o.mixed_precision.value_or(false);
+  if (o.units == "physical") {
+    p.lower.flops_per_mac = 2;
+    p.lower.bytes_per_element = dtype_bytes(o.dtype);
+  } else {
+    require(o.units == "stg", "--units '" + o.units + "' is unknown: use stg or physical");
+    require(o.dtype == "bf16", "--dtype applies to --units physical only: add --units physical");
+  }
   std::vector<StageGraph> stages;
   try {
     passes::add_weight_updates(p.model.graph);

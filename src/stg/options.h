@@ -30,6 +30,9 @@ struct Options {
   std::optional<int64_t> dvocal, kvhead, experts, kexperts, micro_batch;
   std::optional<bool> tpsp, activation_recompute, mixed_precision, print_gpu_vram;
 
+  std::string units = "stg";    // stg (elements, MACs) or physical (bytes, FLOPs)
+  std::string dtype = "bf16";   // bytes per element for --units physical
+
   int threads = 0;  // 0: one per core
 };
 

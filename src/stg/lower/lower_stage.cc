@@ -42,6 +42,16 @@ class StageLowering {
     for (const expr::Expr& dim : shape) count(dim, "dimension " + dim.str() + " of " + what);
     return count(expr::product(shape), "size of " + what);
   }
+  // Size in the trace's units (elements or bytes).
+  int64_t bytes(const graph::Shape& shape, const std::string& what) const {
+    return scaled(elements(shape, what), options_.bytes_per_element);
+  }
+  static int64_t scaled(int64_t value, int64_t factor) {
+    int64_t out;
+    if (__builtin_mul_overflow(value, factor, &out))
+      throw SizeError("a size overflows 64 bits in the chosen units");
+    return out;
+  }
   TensorInfo info(int tensor, bool shadow = false) const {
     return io_info(g_, tensor, shadow, values_, options_.io);
   }
@@ -61,7 +71,8 @@ class StageLowering {
     comp.name = x.id() + "_COMP";
     comp.kind = NodeKind::kComp;
     comp.num_ops = count(r.num_ops, "operation count of " + x.id());
-    comp.y_tensor_size = elements(r.y_shape, "tensor " + x.id());
+    if (x.op == graph::Op::kEinsum) comp.num_ops = scaled(comp.num_ops, options_.flops_per_mac);
+    comp.y_tensor_size = bytes(r.y_shape, "tensor " + x.id());
     comp.tensor_size = static_cast<uint64_t>(comp.y_tensor_size);
     comp.op_type = graph::op_code(x.op);
     for (int in : {x.x1, x.x2})
@@ -93,8 +104,8 @@ class StageLowering {
       n.kind = NodeKind::kColl;
       n.coll = c.type;
       n.axis = c.axis;
-      n.comm_size = elements(from.y_shape, "tensor " + g_[in].id());
-      n.y_tensor_size = elements(*shape, "input of " + g_[t].id());
+      n.comm_size = bytes(from.y_shape, "tensor " + g_[in].id());
+      n.y_tensor_size = bytes(*shape, "input of " + g_[t].id());
       n.inputs.push_back(input_info(in));
       if (prev != kNone) n.data_deps.push_back(static_cast<uint64_t>(prev));
       prev = push(std::move(n));
@@ -108,7 +119,7 @@ class StageLowering {
     LoweredNode n;
     n.name = g_[t].id() + "_Y_SEND";
     n.kind = NodeKind::kSend;
-    n.comm_size = elements(g_.result(t).y_shape, "tensor " + g_[t].id());
+    n.comm_size = bytes(g_.result(t).y_shape, "tensor " + g_[t].id());
     n.peer_stage = link.to_stage;
     n.tag = link.tag;
     n.inputs.push_back(info(t));
@@ -121,7 +132,7 @@ class StageLowering {
     LoweredNode n;
     n.name = "shadow_" + g_[t].id() + "_Y_RECV";
     n.kind = NodeKind::kRecv;
-    n.comm_size = elements(g_.result(t).y_shape, "tensor " + g_[t].id());
+    n.comm_size = bytes(g_.result(t).y_shape, "tensor " + g_[t].id());
     n.y_tensor_size = n.comm_size;
     n.peer_stage = link.from_stage;
     n.tag = link.tag;

@@ -19,6 +19,12 @@ struct LowerOptions {
   std::vector<AxisSymbol> active_axes;  // axes of degree > 1, in group order
   ClaimRule claim_rule = ClaimRule::kOneAxisPerDim;
   IoPolicy io;
+  // Units written into the trace. The reference's (default): sizes are
+  // element counts and einsum work is multiply-accumulates. Physical: sizes
+  // in bytes (elements x bytes_per_element) and einsum work in FLOPs (2 per
+  // multiply-accumulate); other ops count their element operations either way.
+  int64_t bytes_per_element = 1;
+  int64_t flops_per_mac = 1;
 };
 
 StageGraph lower_stage(const graph::Graph& g, const passes::PipelinePlan& plan, int stage,
