@@ -15,6 +15,7 @@
 #include "stg/models/transformer.h"
 #include "stg/passes/grad_update.h"
 #include "stg/passes/micro_batch.h"
+#include "stg/passes/recompute.h"
 #include "stg/passes/pipeline.h"
 
 namespace stg {
@@ -57,7 +58,6 @@ void refuse_later_flags(const Options& o) {
   refuse(o.kexperts.has_value(), "--kexperts");
   refuse(o.micro_batch.has_value(), "--micro_batch");
   refuse(o.tpsp.has_value(), "--tpsp");
-  refuse(o.activation_recompute.has_value(), "--activation_recompute");
   refuse(o.mixed_precision.has_value(), "--mixed_precision");
   refuse(o.print_gpu_vram.has_value(), "--print_gpu_vram");
   refuse(o.ep != 1, "--ep");
@@ -275,6 +275,7 @@ RunSummary generate(const Options& o) {
   }
   std::vector<StageGraph> stages;
   try {
+    if (o.activation_recompute.value_or(false)) passes::add_recomputation(p.model.graph);
     passes::add_weight_updates(p.model.graph);
     p.pipeline = passes::assign_stages(p.model.graph, static_cast<int>(o.pp), p.model.num_blocks);
     p.lower.active_axes.clear();

@@ -51,6 +51,7 @@ struct Tensor {
   bool require_grads = false;
   Role role = Role::kActivation;
   Placement placement;
+  int micro_batch = 0;  // which micro-batch replica (passes/micro_batch.h)
 
   int x1 = -1;  // index of the producer of input 1 in the owning graph
   int x2 = -1;

@@ -45,6 +45,7 @@ Graph replicate_micro_batches(const Graph& g, int count) {
       if (is_weight[i]) continue;
       Tensor t = g[i];
       t.name = prefix + t.name;
+      t.micro_batch = mb;
       auto map = [&](int& ref) {
         if (ref >= 0) ref = copy_of(ref, mb);
       };

@@ -24,8 +24,8 @@ namespace fs = std::filesystem;
 using json = nlohmann::ordered_json;
 
 constexpr int kNumKinds = static_cast<int>(NodeKind::kUnknown) + 1;
-constexpr NodeKind kKindOrder[] = {NodeKind::kComp,    NodeKind::kColl,     NodeKind::kSend,
-                                   NodeKind::kRecv,    NodeKind::kMemLoad,  NodeKind::kMemStore,
+constexpr NodeKind kKindOrder[] = {NodeKind::kComp,     NodeKind::kColl,    NodeKind::kSend,
+                                   NodeKind::kRecv,     NodeKind::kMemLoad, NodeKind::kMemStore,
                                    NodeKind::kMetadata, NodeKind::kInvalid, NodeKind::kUnknown};
 
 struct CountSize {
@@ -58,9 +58,9 @@ struct RankRow {
 
 // Everything else of a file, merged into the totals and dropped.
 struct FileDetail {
-  std::map<int, CountSize> coll_by_type;          // comm_type (-1: missing)
+  std::map<int, CountSize> coll_by_type;            // comm_type (-1: missing)
   std::map<int64_t, CountSize> coll_by_group_size;  // -1: group not in the comm-group file
-  std::map<std::string, int64_t> group_attr;       // attribute name -> collectives
+  std::map<std::string, int64_t> group_attr;        // attribute name -> collectives
   std::set<std::string> groups_used;
   std::map<std::string, std::string> metadata;
 };
@@ -200,7 +200,8 @@ json inspect_dir(const std::string& dir, const InspectOptions& options) {
   int threads = options.threads > 0
                     ? options.threads
                     : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  threads = static_cast<int>(std::min<int64_t>(threads, static_cast<int64_t>(listing.files.size())));
+  threads =
+      static_cast<int>(std::min<int64_t>(threads, static_cast<int64_t>(listing.files.size())));
   std::vector<std::pair<int64_t, std::string>> read_errors;
   try {
     stg::io::parallel_for(0, static_cast<int64_t>(listing.files.size()), threads, [&](int64_t i) {
@@ -337,7 +338,8 @@ json inspect_dir(const std::string& dir, const InspectOptions& options) {
     json cg{{"file", listing.comm_group_file},
             {"groups", static_cast<int64_t>(comm_groups.groups.size())}};
     std::map<int64_t, int64_t> sizes;
-    for (const auto& [id, members] : comm_groups.groups) ++sizes[static_cast<int64_t>(members.size())];
+    for (const auto& [id, members] : comm_groups.groups)
+      ++sizes[static_cast<int64_t>(members.size())];
     json by_size = json::object();
     for (const auto& [s, c] : sizes) by_size[std::to_string(s)] = c;
     cg["groups_by_size"] = by_size;
@@ -410,7 +412,8 @@ void print_text(const json& j) {
   std::printf("trace directory: %s\n", j["directory"].get<std::string>().c_str());
   if (!j.contains("ranks")) return;
   std::string formats;
-  for (const auto& f : j["formats"]) formats += (formats.empty() ? "" : ", ") + f.get<std::string>();
+  for (const auto& f : j["formats"])
+    formats += (formats.empty() ? "" : ", ") + f.get<std::string>();
   std::printf("  ranks:           %lld (%s), format %s\n", static_cast<long long>(get(j, "ranks")),
               j["rank_list"].get<std::string>().c_str(), formats.c_str());
   if (j.contains("missing_ranks"))
@@ -423,9 +426,8 @@ void print_text(const json& j) {
     std::string sizes;
     for (const auto& [s, c] : cg["groups_by_size"].items())
       sizes += (sizes.empty() ? "" : ", ") + std::to_string(c.get<int64_t>()) + " of size " + s;
-    std::printf("  comm-group file: %s (%lld groups: %s)\n",
-                cg["file"].get<std::string>().c_str(), static_cast<long long>(get(cg, "groups")),
-                sizes.c_str());
+    std::printf("  comm-group file: %s (%lld groups: %s)\n", cg["file"].get<std::string>().c_str(),
+                static_cast<long long>(get(cg, "groups")), sizes.c_str());
   }
   const json& fb = j["file_bytes"];
   std::printf("  file bytes:      %s total, %s .. %s per rank\n", num(get(fb, "total")).c_str(),
@@ -476,8 +478,8 @@ void print_text(const json& j) {
   std::printf(
       "\nstructure groups: %zu (ranks whose graphs match up to ids, group ids, peers and tags)\n",
       sg.size());
-  std::printf("  %-3s %-16s %7s %6s %6s %5s %5s %16s %14s %10s  %s\n", "#", "ranks", "nodes", "comp",
-              "coll", "send", "recv", "num_ops", "coll size", "bytes", "hash");
+  std::printf("  %-3s %-16s %7s %6s %6s %5s %5s %16s %14s %10s  %s\n", "#", "ranks", "nodes",
+              "comp", "coll", "send", "recv", "num_ops", "coll size", "bytes", "hash");
   int idx = 0;
   for (const json& g : sg) {
     const json& bk = g["nodes_by_type"];
@@ -489,8 +491,8 @@ void print_text(const json& j) {
                 num(get(g, "file_bytes")).c_str(), g["structure_hash"].get<std::string>().c_str());
   }
   if (j.contains("per_rank")) {
-    std::printf("\n  %-6s %-24s %7s %6s %6s %5s %5s %16s %14s %10s  %s\n", "rank", "file",
-                "nodes", "comp", "coll", "send", "recv", "num_ops", "coll size", "bytes", "hash");
+    std::printf("\n  %-6s %-24s %7s %6s %6s %5s %5s %16s %14s %10s  %s\n", "rank", "file", "nodes",
+                "comp", "coll", "send", "recv", "num_ops", "coll size", "bytes", "hash");
     for (const json& r : j["per_rank"]) {
       const json& bk = r["nodes_by_type"];
       std::printf("  %-6lld %-24s %7s %6s %6s %5s %5s %16s %14s %10s  %s\n",
@@ -555,7 +557,8 @@ int inspect_main(const std::vector<std::string>& args) {
       options.comm_group_file = value;
     } else if (a == "--threads") {
       if (!take_value() || value.empty() || value.size() > 6 ||
-          !std::all_of(value.begin(), value.end(), [](unsigned char ch) { return std::isdigit(ch); }))
+          !std::all_of(value.begin(), value.end(),
+                       [](unsigned char ch) { return std::isdigit(ch); }))
         return inspect_usage_error("--threads needs a number");
       options.threads = std::stoi(value);
     } else if (a == "--json" && !has_value) {

@@ -5,10 +5,9 @@
 // sizes; `--json` prints the same figures as JSON.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace stg::tools {
 

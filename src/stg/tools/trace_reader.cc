@@ -25,9 +25,9 @@ namespace stg::tools {
 namespace fs = std::filesystem;
 namespace pb4 = ChakraProtoMsg;
 namespace pb1 = ChakraProtoMsgV001;
+using google::protobuf::internal::WireFormatLite;
 using google::protobuf::io::CodedInputStream;
 using google::protobuf::io::FileInputStream;
-using google::protobuf::internal::WireFormatLite;
 
 const char* format_name(TraceFormat f) {
   switch (f) {
@@ -68,9 +68,8 @@ const char* kind_name(NodeKind k) {
 namespace {
 
 constexpr const char* kCollNames[] = {
-    "ALL_REDUCE", "REDUCE",        "ALL_GATHER",           "GATHER",  "SCATTER",
-    "BROADCAST",  "ALL_TO_ALL",    "REDUCE_SCATTER",       "REDUCE_SCATTER_BLOCK",
-    "BARRIER"};
+    "ALL_REDUCE", "REDUCE",         "ALL_GATHER",           "GATHER", "SCATTER", "BROADCAST",
+    "ALL_TO_ALL", "REDUCE_SCATTER", "REDUCE_SCATTER_BLOCK", "BARRIER"};
 constexpr int kNumCollNames = static_cast<int>(std::size(kCollNames));
 
 int coll_from_v004_number(int64_t v) {
@@ -270,7 +269,8 @@ TraceFormat guess_headerless_format(const std::string& msg) {
     if (tag == 0) break;
     const int field = static_cast<int>(WireFormatLite::GetTagFieldNumber(tag));
     const auto wt = WireFormatLite::GetTagWireType(tag);
-    if ((field == 10 || field == 5 || field == 4) && wt == WireFormatLite::WIRETYPE_LENGTH_DELIMITED)
+    if ((field == 10 || field == 5 || field == 4) &&
+        wt == WireFormatLite::WIRETYPE_LENGTH_DELIMITED)
       return TraceFormat::kV004;
     if (!WireFormatLite::SkipField(&in, tag)) break;
   }
@@ -437,8 +437,7 @@ bool TraceReader::next(TraceNode& node) {
   } else if (!read_message(msg)) {
     return false;
   }
-  const bool ok =
-      format_ == TraceFormat::kV004 ? decode_v004(msg, node) : decode_v001(msg, node);
+  const bool ok = format_ == TraceFormat::kV004 ? decode_v004(msg, node) : decode_v001(msg, node);
   ++index_;
   return ok;
 }
@@ -635,7 +634,8 @@ bool read_comm_groups(const std::string& path, CommGroups& out, std::string& err
     return false;
   }
   for (const auto& [key, value] : j.items()) {
-    const bool numeric = !key.empty() && (all_digits(key) || (key[0] == '-' && all_digits(key.substr(1))));
+    const bool numeric =
+        !key.empty() && (all_digits(key) || (key[0] == '-' && all_digits(key.substr(1))));
     if (!numeric) {
       error = path + ": key \"" + key + "\" is not a decimal group id";
       return false;

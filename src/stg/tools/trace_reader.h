@@ -14,12 +14,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace google::protobuf::io {
 class FileInputStream;
@@ -77,7 +76,7 @@ struct TraceNode {
   uint64_t id = 0;
   std::string name;
   NodeKind kind = NodeKind::kInvalid;
-  int64_t raw_type = 0;  // node type number as stored (v0.0.1 numbering in v0.0.1 files)
+  int64_t raw_type = 0;             // node type number as stored (v0.0.1 numbering in v0.0.1 files)
   std::vector<uint64_t> data_deps;  // v0.0.1 `parent` counts as data deps
   std::vector<uint64_t> ctrl_deps;
 
@@ -184,7 +183,7 @@ bool may_be_comm_group_file(const std::string& path);
 // The trace files of a directory and its comm-group file.
 struct TraceDir {
   std::vector<std::pair<int64_t, std::string>> files;  // (rank, path), by rank then name
-  std::string comm_group_file;  // "" when there is none
+  std::string comm_group_file;                         // "" when there is none
 };
 // Lists `dir`: trace files (is_trace_file_name, not a comm-group file) and
 // the comm-group file, which is `comm_group_override` when given, else the

@@ -24,9 +24,9 @@ const char* rule_label(Rule r) {
 }
 
 const char* rule_title(Rule r) {
-  static constexpr const char* kTitles[kNumRules] = {
-      "rank files", "dependencies", "collective groups", "collective order", "send/recv",
-      "compute nodes"};
+  static constexpr const char* kTitles[kNumRules] = {"rank files",        "dependencies",
+                                                     "collective groups", "collective order",
+                                                     "send/recv",         "compute nodes"};
   return kTitles[static_cast<int>(r)];
 }
 
@@ -133,15 +133,13 @@ struct Digest {
   uint64_t h2 = 0x13198a2e03707344ULL;
 
   void add(int64_t type, int64_t size) {
-    const uint64_t a = mix64(static_cast<uint64_t>(type) * 0x100000001b3ULL ^
-                             mix64(static_cast<uint64_t>(size)));
+    const uint64_t a =
+        mix64(static_cast<uint64_t>(type) * 0x100000001b3ULL ^ mix64(static_cast<uint64_t>(size)));
     h1 = mix64(h1 ^ a);
     h2 = mix64(h2 + a * 0xff51afd7ed558ccdULL + count);
     ++count;
   }
-  bool operator==(const Digest& o) const {
-    return count == o.count && h1 == o.h1 && h2 == o.h2;
-  }
+  bool operator==(const Digest& o) const { return count == o.count && h1 == o.h1 && h2 == o.h2; }
 };
 
 // Send/recv matching key: (src, dst, tag, size).
@@ -355,7 +353,8 @@ void check_collective(const Context& ctx, const TraceNode& n, TraceFormat format
   }
   if (!n.comm_size) report(1, [] { return std::string("has no comm_size"); });
   if (!n.group) {
-    report(2, [] { return std::string("names no group (pg_name / comm_group / communicator_id)"); });
+    report(2,
+           [] { return std::string("names no group (pg_name / comm_group / communicator_id)"); });
     return;
   }
   if (ctx.options->require_pg_name && format == TraceFormat::kV004 &&
@@ -380,8 +379,10 @@ void check_collective(const Context& ctx, const TraceNode& n, TraceFormat format
   }
   const GroupInfo& info = it->second;
   if (!std::binary_search(info.sorted.begin(), info.sorted.end(), rank))
-    report(5, [&] { return "names " + group_ref(g) + ", of which rank " + std::to_string(rank) +
-                           " is not a member"; });
+    report(5, [&] {
+      return "names " + group_ref(g) + ", of which rank " + std::to_string(rank) +
+             " is not a member";
+    });
   if (info.members.size() < 2)
     report(6, [&] {
       return "runs on " + group_ref(g) + ", which has " + std::to_string(info.members.size()) +
@@ -486,8 +487,9 @@ std::string members_text(const std::vector<int64_t>& m) {
 // Numeric order of group ids (world group first, non-numeric ids last).
 SortKey group_sort_key(const std::string& g) {
   if (is_world_group(g)) return {0, 0, 0, 0};
-  const bool numeric = !g.empty() && g.size() <= 18 &&
-                       std::all_of(g.begin(), g.end(), [](unsigned char c) { return std::isdigit(c); });
+  const bool numeric =
+      !g.empty() && g.size() <= 18 &&
+      std::all_of(g.begin(), g.end(), [](unsigned char c) { return std::isdigit(c); });
   return {numeric ? 1 : 2, numeric ? std::stoll(g) : 0, 0, 0};
 }
 
@@ -502,7 +504,8 @@ ValidationReport validate_dir(const std::string& dir, const ValidateOptions& opt
   auto finish = [&] {
     report.counts = viol.counts;
     for (int r = 0; r < kNumRules; ++r)
-      for (Kept& k : viol.kept[r]) report.shown.push_back({static_cast<Rule>(r), std::move(k.message)});
+      for (Kept& k : viol.kept[r])
+        report.shown.push_back({static_cast<Rule>(r), std::move(k.message)});
     return report;
   };
 
@@ -589,8 +592,9 @@ ValidationReport validate_dir(const std::string& dir, const ValidateOptions& opt
   std::unordered_map<std::string, std::vector<std::pair<int64_t, Digest>>> seqs;
   std::unordered_map<P2PKey, int64_t, P2PHash> p2p;
   std::vector<std::pair<int64_t, std::string>> read_errors;
-  int threads = options.threads > 0 ? options.threads
-                                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  int threads = options.threads > 0
+                    ? options.threads
+                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   threads = static_cast<int>(std::min<int64_t>(threads, static_cast<int64_t>(work.size())));
   try {
     stg::io::parallel_for(0, static_cast<int64_t>(work.size()), threads, [&](int64_t i) {
@@ -698,9 +702,8 @@ ValidationReport validate_dir(const std::string& dir, const ValidateOptions& opt
                                    std::to_string(k.dst) + ", tag " + std::to_string(k.tag) +
                                    ", size " + std::to_string(k.size) + ")";
           if (delta > 0)
-            return "send " + what + " on rank " + std::to_string(k.src) + ": " +
-                   std::to_string(n) + " more send(s) than matching recvs on rank " +
-                   std::to_string(k.dst);
+            return "send " + what + " on rank " + std::to_string(k.src) + ": " + std::to_string(n) +
+                   " more send(s) than matching recvs on rank " + std::to_string(k.dst);
           return "recv " + what + " on rank " + std::to_string(k.dst) + ": " + std::to_string(n) +
                  " more recv(s) than matching sends on rank " + std::to_string(k.src);
         },
@@ -725,7 +728,8 @@ void print_report(const ValidationReport& report) {
     if (shown < report.counts[r]) std::printf(" (%lld shown)", static_cast<long long>(shown));
     std::printf("\n");
   }
-  for (const std::string& e : report.errors) std::fprintf(stderr, "validate: error: %s\n", e.c_str());
+  for (const std::string& e : report.errors)
+    std::fprintf(stderr, "validate: error: %s\n", e.c_str());
   std::printf("%s\n", report.verdict().c_str());
   std::fflush(stdout);
 }

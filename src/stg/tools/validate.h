@@ -51,10 +51,10 @@ struct Violation {
 
 struct ValidationReport {
   std::string dir;
-  std::string comm_group_file;  // "" when none was found
-  int64_t ranks = 0;            // N: ranks 0..N-1 expected
-  int64_t files = 0;            // trace files found
-  int64_t nodes = 0;            // nodes in all readable files
+  std::string comm_group_file;      // "" when none was found
+  int64_t ranks = 0;                // N: ranks 0..N-1 expected
+  int64_t files = 0;                // trace files found
+  int64_t nodes = 0;                // nodes in all readable files
   std::vector<std::string> errors;  // unreadable input or usage problems
   std::vector<std::string> notes;   // informational (e.g. no comm-group file)
   std::array<int64_t, kNumRules> counts{};

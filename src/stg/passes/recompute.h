@@ -1,0 +1,18 @@
+// Activation recomputation: the forward pass of every block (per micro-batch)
+// runs again right before the block's backward pass, and the backward pass
+// reads the recomputed activations instead of stored ones. Only the block's
+// input (the checkpoint) is kept from the first forward pass.
+//
+// "Right before": the recomputed ops that depend on nothing else recomputed
+// wait for the gradient entering the block, so the recomputation starts when
+// the backward pass reaches the block.
+#pragma once
+
+#include "stg/graph/graph.h"
+
+namespace stg::passes {
+
+// Returns the number of tensors recomputed.
+int add_recomputation(graph::Graph& g);
+
+}  // namespace stg::passes
