@@ -28,6 +28,7 @@ struct Plan {
   lower::LowerOptions lower;
   std::array<int64_t, kNumAxes> degree{};
   emit::Schema schema = emit::Schema::kV004;
+  passes::UpdateOptions update;
 };
 
 void require(bool ok, const std::string& message) {
@@ -63,6 +64,15 @@ void refuse_later_flags(const Options& o) {
   refuse(o.ep != 1, "--ep");
 }
 
+// --weight_sharded 1 is ZeRO stage 3.
+int zero_stage(const Options& o) {
+  const int zero = o.zero_stage.value_or(o.weight_sharded ? 3 : 0);
+  require(zero >= 0 && zero <= 3, "--zero_stage " + std::to_string(zero) + " is not valid: use 0, 1, 2 or 3");
+  require(!o.weight_sharded || zero == 3,
+          "--weight_sharded 1 is ZeRO stage 3: drop it or use --zero_stage 3");
+  return zero;
+}
+
 Plan plan_transformer(const Options& o) {
   refuse_later_flags(o);
   struct Dim {
@@ -96,7 +106,11 @@ Plan plan_transformer(const Options& o) {
     p.values.by_symbol[symbol] = flag_value.second;
     p.values.flag_of[symbol] = flag_value.first;
   }
-  p.model = models::build_transformer({static_cast<int>(stacks), o.weight_sharded});
+  const int zero = zero_stage(o);
+  require(zero == 0 || zero == 3, "--zero_stage " + std::to_string(zero) +
+                                      " needs --model_type gpt, llama or moe (the seed transformer "
+                                      "knows FSDP only: --zero_stage 3)");
+  p.model = models::build_transformer({static_cast<int>(stacks), zero == 3});
   p.degree = {o.dp, o.tp, o.sp, 1};
   return p;
 }
@@ -212,8 +226,10 @@ Plan plan_later(const Options& o) {
   p.model.axes = model.axes;
   p.model.num_blocks = model.num_blocks;
   p.model.graph = passes::replicate_micro_batches(model.graph, static_cast<int>(batch / micro));
-  p.model.graph.substitute(
-      {{"fsdp", o.weight_sharded ? expr::Expr::symbol("dp") : expr::Expr::constant(1)}});
+  const int zero = zero_stage(o);
+  const expr::Expr dp = expr::Expr::symbol("dp"), one = expr::Expr::constant(1);
+  p.model.graph.substitute({{"fsdp", zero == 3 ? dp : one}, {"gshard", zero >= 2 ? dp : one}});
+  p.update.zero_stage = zero;
   p.degree = {o.dp, tp, o.sp, moe ? o.ep : 1};
   p.lower.claim_rule = lower::ClaimRule::kEveryAxisInDim;
   return p;
@@ -276,7 +292,7 @@ RunSummary generate(const Options& o) {
   std::vector<StageGraph> stages;
   try {
     if (o.activation_recompute.value_or(false)) passes::add_recomputation(p.model.graph);
-    passes::add_weight_updates(p.model.graph);
+    passes::add_weight_updates(p.model.graph, p.update);
     p.pipeline = passes::assign_stages(p.model.graph, static_cast<int>(o.pp), p.model.num_blocks);
     p.lower.active_axes.clear();
     for (const auto& a : p.model.axes)

@@ -23,6 +23,7 @@ struct Options {
 
   int64_t dp = 1, tp = 1, sp = 1, pp = 1, ep = 1;
   bool weight_sharded = false;
+  std::optional<int> zero_stage;  // 0-3; 3 is --weight_sharded 1
 
   std::string model_type = "transformer";
   // Model dimensions; unset ones take the model type's defaults.

@@ -32,12 +32,9 @@ struct Architecture {
 };
 
 constexpr Architecture kArchitectures[] = {
-    {"LlamaForCausalLM", Family::kLlama, "llama"},
-    {"MistralForCausalLM", Family::kLlama, "llama"},
-    {"MixtralForCausalLM", Family::kMoe, "moe"},
-    {"GPT2LMHeadModel", Family::kGpt, "gpt"},
-    {"GPTNeoXForCausalLM", Family::kGpt, "gpt"},
-    {"GPTJForCausalLM", Family::kGpt, "gpt"},
+    {"LlamaForCausalLM", Family::kLlama, "llama"}, {"MistralForCausalLM", Family::kLlama, "llama"},
+    {"MixtralForCausalLM", Family::kMoe, "moe"},   {"GPT2LMHeadModel", Family::kGpt, "gpt"},
+    {"GPTNeoXForCausalLM", Family::kGpt, "gpt"},   {"GPTJForCausalLM", Family::kGpt, "gpt"},
 };
 
 class Config {
@@ -149,8 +146,9 @@ void apply_hf_config(const std::string& path, Options& o) {
   std::string found;
   const json* archs = cfg.lookup({"architectures"}, found);
   if (!archs)
-    cfg.fail("field 'architectures' is missing: it names the model class, e.g. "
-             "[\"LlamaForCausalLM\"]");
+    cfg.fail(
+        "field 'architectures' is missing: it names the model class, e.g. "
+        "[\"LlamaForCausalLM\"]");
   if (!archs->is_array() || archs->empty() || !(*archs)[0].is_string())
     cfg.fail("field 'architectures' is not a list of class names, e.g. [\"LlamaForCausalLM\"]");
   const std::string name = (*archs)[0].get<std::string>();

@@ -15,21 +15,20 @@ std::vector<Preset> make_presets() {
   // 96 layers, d_model 12288, 96 heads of 128, d_ff = 4 * d_model, context
   // 2048; the GPT-2 BPE vocabulary has 50257 tokens (odd: a --tp that does
   // not divide it is refused by the generator's whole-number check).
-  add({"gpt3-175b", "gpt", "GPT-3 175B (Brown et al. 2020)", 12288, 49152, 96, 96, 96, 50257, 0,
-       0, 2048});
+  add({"gpt3-175b", "gpt", "GPT-3 175B (Brown et al. 2020)", 12288, 49152, 96, 96, 96, 50257, 0, 0,
+       2048});
   // Touvron et al. 2023, "Llama 2"; meta-llama/Llama-2-*-hf config.json.
-  add({"llama2-7b", "llama", "Llama 2 7B (Touvron et al. 2023)", 4096, 11008, 32, 32, 32, 32000,
+  add({"llama2-7b", "llama", "Llama 2 7B (Touvron et al. 2023)", 4096, 11008, 32, 32, 32, 32000, 0,
+       0, 4096});
+  add({"llama2-70b", "llama", "Llama 2 70B, grouped-query attention", 8192, 28672, 64, 8, 80, 32000,
        0, 0, 4096});
-  add({"llama2-70b", "llama", "Llama 2 70B, grouped-query attention", 8192, 28672, 64, 8, 80,
-       32000, 0, 0, 4096});
   // Meta Llama 3 model cards and "The Llama 3 Herd of Models" (2024); seq is
   // the 8K pre-training context (the 3.1 releases extend it to 128K).
-  add({"llama3-8b", "llama", "Llama 3 8B (Meta 2024)", 4096, 14336, 32, 8, 32, 128256, 0, 0,
-       8192});
+  add({"llama3-8b", "llama", "Llama 3 8B (Meta 2024)", 4096, 14336, 32, 8, 32, 128256, 0, 0, 8192});
   add({"llama3-70b", "llama", "Llama 3 70B (Meta 2024)", 8192, 28672, 64, 8, 80, 128256, 0, 0,
        8192});
-  add({"llama3-405b", "llama", "Llama 3.1 405B (Llama 3 Herd of Models 2024)", 16384, 53248, 128,
-       8, 126, 128256, 0, 0, 8192});
+  add({"llama3-405b", "llama", "Llama 3.1 405B (Llama 3 Herd of Models 2024)", 16384, 53248, 128, 8,
+       126, 128256, 0, 0, 8192});
   // Jiang et al. 2024, "Mixtral of Experts"; mistralai/Mixtral-* config.json.
   add({"mixtral-8x7b", "moe", "Mixtral 8x7B (Jiang et al. 2024)", 4096, 14336, 32, 8, 32, 32000, 8,
        2, 32768});
@@ -103,8 +102,9 @@ std::string models_table() {
     }
     out += line + "\n";
   }
-  out += "experts: experts per layer / chosen per token. Use --model NAME; flags given "
-         "explicitly override the preset.\n";
+  out +=
+      "experts: experts per layer / chosen per token. Use --model NAME; flags given "
+      "explicitly override the preset.\n";
   return out;
 }
 

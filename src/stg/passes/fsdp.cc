@@ -77,8 +77,10 @@ void flatten_block_weights(graph::Graph& g) {
   gathered.transient = true;
   gathered.backward = true;
   const int assembled_grad = g.add(std::move(gathered));
+  // The gradient's own shard symbol: ZeRO-2 shards gradients without
+  // sharding the weights (bound to dp or 1 like `fsdp`).
   Tensor sharded_grad = make("_sharded_grad", Op::kIdentity, assembled_grad,
-                             g.result(sharded).y_shape, g.result(sharded).y_hidden);
+                             {total / Expr::symbol("gshard")}, one);
   sharded_grad.backward = true;
   sharded_grad.role = graph::Role::kGradient;
   const int sg = g.add(std::move(sharded_grad));

@@ -8,7 +8,8 @@
 //    per-weight copies `_<weight>_backward`;
 //  - the weight gradients are gathered into `_assembled_grad` and read back
 //    as `_sharded_grad` (reduce-scatter when sharded, all-reduce when not),
-//    the gradient of the flat weight.
+//    the gradient of the flat weight, sharded by the symbol `gshard` (dp
+//    with FSDP or ZeRO-2, else 1).
 #pragma once
 
 #include "stg/graph/graph.h"

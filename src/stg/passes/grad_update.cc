@@ -4,28 +4,69 @@
 
 namespace stg::passes {
 
-void add_weight_updates(graph::Graph& g) {
+namespace {
+
+using expr::Expr;
+using graph::Op;
+using graph::Shape;
+using graph::Tensor;
+
+Tensor view_of(const graph::Graph& g, int w, const std::string& name, int revision, Op op) {
+  Tensor t;
+  t.name = name;
+  t.revision = revision;
+  t.placement = g[w].placement;
+  t.op = op;
+  return t;
+}
+
+}  // namespace
+
+void add_weight_updates(graph::Graph& g, const UpdateOptions& options) {
   const int n = static_cast<int>(g.size());
   std::vector<int> grad_of_weight(n, -1);
   for (int i = 0; i < n; ++i)
     if (g[i].grad_of >= 0) grad_of_weight[g[i].grad_of] = i;
   for (int w = 0; w < n; ++w) {
     if (!g[w].require_grads) continue;
+    bool sharded_update = options.zero_stage == 1 || options.zero_stage == 2;
     const int dw = grad_of_weight[w];
     if (dw < 0) throw graph::GraphError("weight " + g[w].id() + " has no gradient");
-    const graph::OpResult& view = g.result(w);
-    graph::Tensor u;
-    u.name = g[w].name;
-    u.revision = g[w].revision + 1;
+    const graph::OpResult view = g.result(w);
+    Shape shape = view.y_shape;
+    Shape hidden = view.y_hidden;
+    int grad = dw;
+    if (sharded_update && !shape.empty() && !shape[0].has_symbol("dp")) {
+      shape[0] = shape[0] / Expr::symbol("dp");
+      hidden = {Expr::constant(1)};
+      if (options.zero_stage == 1 && !g.result(dw).y_hidden.empty()) {
+        // Stage 1 keeps the full gradient all-reduce before the update.
+        Tensor r = view_of(g, w, g[dw].name + "_reduced", g[dw].revision, Op::kIdentity);
+        r.x1 = dw;
+        r.x1_shape = g.result(dw).y_shape;
+        r.x1_hidden = Shape{Expr::constant(1)};
+        r.backward = true;
+        grad = g.add(std::move(r));
+      }
+    } else {
+      sharded_update = false;
+    }
+    Tensor u = view_of(g, w, g[w].name, g[w].revision + 1, Op::kAdd);
     u.require_grads = true;
     u.role = graph::Role::kUpdate;
-    u.placement = g[w].placement;
-    u.op = graph::Op::kAdd;
     u.x1 = w;
-    u.x2 = dw;
-    u.x1_shape = u.x2_shape = view.y_shape;
-    u.x1_hidden = u.x2_hidden = view.y_hidden;
-    g.add(std::move(u));
+    u.x2 = grad;
+    u.x1_shape = u.x2_shape = shape;
+    u.x1_hidden = u.x2_hidden = hidden;
+    const int updated = g.add(std::move(u));
+    if (sharded_update) {
+      // Every rank needs the whole updated weight for the next step.
+      Tensor gathered = view_of(g, w, g[w].name, g[w].revision + 2, Op::kIdentity);
+      gathered.x1 = updated;
+      gathered.x1_shape = view.y_shape;
+      gathered.x1_hidden = view.y_hidden;
+      g.add(std::move(gathered));
+    }
   }
 }
 

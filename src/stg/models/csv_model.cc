@@ -1,0 +1,33 @@
+#include "stg/models/csv_model.h"
+
+#include "stg/graph/csv_module.h"
+
+namespace stg::models {
+
+using lower::Axis;
+
+std::set<std::string> csv_model_symbols(const Model& model) {
+  std::set<std::string> symbols;
+  auto add = [&](const expr::Expr& e) {
+    for (const std::string& s : e.free_symbols()) symbols.insert(s);
+  };
+  for (const graph::Tensor& t : model.graph.tensors()) {
+    for (const auto* view : {&t.x1_shape, &t.x1_hidden, &t.x2_shape, &t.x2_hidden})
+      if (*view)
+        for (const expr::Expr& dim : **view) add(dim);
+    add(t.factor);
+  }
+  return symbols;
+}
+
+Model build_csv_model(const std::string& path) {
+  Model m;
+  m.graph = graph::read_module_csv(path);  // placement: block 0 by default
+  const std::set<std::string> symbols = csv_model_symbols(m);
+  m.axes = {{Axis::kDp, "dp"}, {Axis::kTp, "tp"}, {Axis::kSp, symbols.count("cp") ? "cp" : "sp"}};
+  if (symbols.count("ep")) m.axes.push_back({Axis::kEp, "ep"});
+  m.num_blocks = 1;
+  return m;
+}
+
+}  // namespace stg::models
