@@ -66,6 +66,9 @@ int main(int argc, char** argv) {
   app.add_option("--activation_recompute", recompute, "recompute forward before backward (0/1)");
   app.add_option("--mixed_precision", mixed, "mixed-precision memory accounting (0/1)");
   app.add_option("--print_gpu_vram", vram, "print the per-rank memory footprint (0/1)");
+  app.add_option("--pipeline_schedule", o.pipeline_schedule,
+                 "none (default: order left to the simulator), gpipe, 1f1b or interleaved");
+  app.add_option("--virtual_stages", o.virtual_stages, "layer chunks per stage (interleaved)");
   app.add_option("--zero_stage", o.zero_stage, "ZeRO stage 0-3 (3 = --weight_sharded 1)");
   app.add_option("--units", o.units, "stg (elements, MACs; default) or physical (bytes, FLOPs)");
   app.add_option("--dtype", o.dtype, "fp32, bf16 (default), fp16 or fp8: bytes per element");

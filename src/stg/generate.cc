@@ -10,6 +10,7 @@
 #include "stg/io/output_files.h"
 #include "stg/lower/lower_stage.h"
 #include "stg/lower/rank_layout.h"
+#include "stg/lower/schedule.h"
 #include "stg/models/gpt.h"
 #include "stg/models/moe.h"
 #include "stg/models/transformer.h"
@@ -29,6 +30,7 @@ struct Plan {
   std::array<int64_t, kNumAxes> degree{};
   emit::Schema schema = emit::Schema::kV004;
   passes::UpdateOptions update;
+  int micro_batches = 1;
 };
 
 void require(bool ok, const std::string& message) {
@@ -225,7 +227,8 @@ Plan plan_later(const Options& o) {
           : models::build_gpt({static_cast<int>(stacks), tpsp, llama});
   p.model.axes = model.axes;
   p.model.num_blocks = model.num_blocks;
-  p.model.graph = passes::replicate_micro_batches(model.graph, static_cast<int>(batch / micro));
+  p.micro_batches = static_cast<int>(batch / micro);
+  p.model.graph = passes::replicate_micro_batches(model.graph, p.micro_batches);
   const int zero = zero_stage(o);
   const expr::Expr dp = expr::Expr::symbol("dp"), one = expr::Expr::constant(1);
   p.model.graph.substitute({{"fsdp", zero == 3 ? dp : one}, {"gshard", zero >= 2 ? dp : one}});
@@ -289,11 +292,33 @@ RunSummary generate(const Options& o) {
     require(o.units == "stg", "--units '" + o.units + "' is unknown: use stg or physical");
     require(o.dtype == "bf16", "--dtype applies to --units physical only: add --units physical");
   }
+  try {
+    p.lower.schedule = lower::parse_schedule(o.pipeline_schedule);
+  } catch (const std::invalid_argument&) {
+    throw UsageError("--pipeline_schedule '" + o.pipeline_schedule +
+                     "' is unknown: use none, gpipe, 1f1b or interleaved");
+  }
+  p.lower.micro_batches = p.micro_batches;
+  const int chunks = o.virtual_stages;
+  require(chunks >= 1, "--virtual_stages " + std::to_string(chunks) + " is not valid: use >= 1");
+  require(chunks == 1 || p.lower.schedule == lower::Schedule::kInterleaved,
+          "--virtual_stages applies to --pipeline_schedule interleaved only: add it or drop "
+          "--virtual_stages");
+  require(o.pp * chunks <= p.model.num_blocks,
+          "--pp " + std::to_string(o.pp) + " x --virtual_stages " + std::to_string(chunks) +
+              " is larger than --num_stacks " + std::to_string(p.model.num_blocks) +
+              ": every virtual stage needs at least one block");
+  if (p.lower.schedule == lower::Schedule::kInterleaved)
+    require(p.micro_batches % o.pp == 0,
+            "--pipeline_schedule interleaved needs a number of micro-batches (--batch / "
+            "--micro_batch = " + std::to_string(p.micro_batches) + ") divisible by --pp " +
+                std::to_string(o.pp));
   std::vector<StageGraph> stages;
   try {
     if (o.activation_recompute.value_or(false)) passes::add_recomputation(p.model.graph);
     passes::add_weight_updates(p.model.graph, p.update);
-    p.pipeline = passes::assign_stages(p.model.graph, static_cast<int>(o.pp), p.model.num_blocks);
+    p.pipeline =
+        passes::assign_stages(p.model.graph, static_cast<int>(o.pp), p.model.num_blocks, chunks);
     p.lower.active_axes.clear();
     for (const auto& a : p.model.axes)
       if (p.degree[static_cast<int>(a.axis)] > 1) p.lower.active_axes.push_back(a);

@@ -31,6 +31,9 @@ struct Options {
   std::optional<int64_t> dvocal, kvhead, experts, kexperts, micro_batch;
   std::optional<bool> tpsp, activation_recompute, mixed_precision, print_gpu_vram;
 
+  std::string pipeline_schedule = "none";  // none, gpipe, 1f1b, interleaved
+  int virtual_stages = 1;                   // chunks per stage (interleaved)
+
   std::string units = "stg";    // stg (elements, MACs) or physical (bytes, FLOPs)
   std::string dtype = "bf16";   // bytes per element for --units physical
 

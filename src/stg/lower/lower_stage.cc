@@ -23,7 +23,9 @@ class StageLowering {
  public:
   StageLowering(const Graph& g, const passes::PipelinePlan& plan, int stage, const Values& values,
                 const LowerOptions& options)
-      : g_(g), plan_(plan), stage_(stage), values_(values), options_(options) {}
+      : g_(g), plan_(plan), stage_(stage), values_(values), options_(options),
+        steps_(schedule_steps(options.schedule, stage, plan.pp, options.micro_batches,
+                              plan.chunks)) {}
 
   StageGraph run() {
     for (int t : plan_.members[stage_]) lower_tensor(t);
@@ -31,6 +33,7 @@ class StageLowering {
       if (link.to_stage == stage_) add_recv(link);
     for (int t : plan_.members[stage_]) connect_inputs(t);
     drop_empty_compute();
+    if (options_.schedule != Schedule::kNone) order_steps();
     return finish();
   }
 
@@ -79,6 +82,8 @@ class StageLowering {
       if (in >= 0) comp.inputs.push_back(input_info(in));
     comp.outputs.push_back(info(t));
     tn.comp = push(std::move(comp));
+    step_of_.resize(nodes_.size(), -1);
+    step_of_[tn.comp] = step_index(t);
     tn.first_x1 = lower_input(t, x.x1, x.x1_shape, x.x1_hidden, "_X1COMM");
     tn.first_x2 = lower_input(t, x.x2, x.x2_shape, x.x2_hidden, "_X2_COMM");
     for (const auto& link : plan_.links)
@@ -197,6 +202,87 @@ class StageLowering {
     }
   }
 
+  // Index of the tensor's step in this stage's schedule; -1 when it belongs
+  // to no micro-batch (weights, accumulation, updates).
+  int step_index(int t) const {
+    if (options_.schedule == Schedule::kNone) return -1;
+    const Tensor& x = g_[t];
+    if (x.micro_batch < 0 || x.role == graph::Role::kWeight || x.role == graph::Role::kUpdate)
+      return -1;
+    const Step step{x.micro_batch, plan_.chunk_of[t], x.backward};
+    for (size_t k = 0; k < steps_.size(); ++k)
+      if (steps_[k] == step) return static_cast<int>(k);
+    return -1;
+  }
+
+  // ctrl_deps from the last compute nodes of each step (those with no later
+  // compute node of the same step after them) to the first compute nodes of
+  // the next step.
+  void order_steps() {
+    const int n = static_cast<int>(nodes_.size());
+    step_of_.resize(n, -1);
+    const int num_steps = static_cast<int>(steps_.size());
+    if (num_steps < 2) return;
+    const size_t words = (num_steps + 63) / 64;
+    std::vector<std::vector<int>> children(n);
+    for (int i = 0; i < n; ++i)
+      if (!removed_[i])
+        for (uint64_t d : nodes_[i].data_deps) children[d].push_back(i);
+    std::vector<int> order = topological_order(children);
+    // Steps reachable after / before each node (excluding the node itself).
+    std::vector<std::vector<uint64_t>> after(n, std::vector<uint64_t>(words, 0));
+    std::vector<std::vector<uint64_t>> before(n, std::vector<uint64_t>(words, 0));
+    auto mark = [&](std::vector<uint64_t>& set, int node) {
+      if (step_of_[node] >= 0) set[step_of_[node] / 64] |= uint64_t{1} << (step_of_[node] % 64);
+    };
+    auto has = [&](const std::vector<uint64_t>& set, int step) {
+      return (set[step / 64] >> (step % 64)) & 1;
+    };
+    for (auto it = order.rbegin(); it != order.rend(); ++it)
+      for (int c : children[*it]) {
+        for (size_t w = 0; w < words; ++w) after[*it][w] |= after[c][w];
+        mark(after[*it], c);
+      }
+    for (int v : order)
+      for (int c : children[v]) {
+        for (size_t w = 0; w < words; ++w) before[c][w] |= before[v][w];
+        mark(before[c], v);
+      }
+    std::vector<std::vector<int>> sinks(num_steps), sources(num_steps);
+    for (int v : order) {
+      const int s = step_of_[v];
+      if (s < 0) continue;
+      if (!has(after[v], s)) sinks[s].push_back(v);
+      if (!has(before[v], s)) sources[s].push_back(v);
+    }
+    int prev = -1;
+    for (int s = 0; s < num_steps; ++s) {
+      if (sinks[s].empty()) continue;  // a step with no work on this stage
+      if (prev >= 0)
+        for (int v : sources[s])
+          for (int u : sinks[prev]) nodes_[v].ctrl_deps.push_back(static_cast<uint64_t>(u));
+      prev = s;
+    }
+  }
+
+  std::vector<int> topological_order(const std::vector<std::vector<int>>& children) const {
+    const int n = static_cast<int>(nodes_.size());
+    std::vector<int> pending(n, 0), order;
+    for (int i = 0; i < n; ++i)
+      for (int c : children[i]) ++pending[c];
+    std::vector<int> ready;
+    for (int i = 0; i < n; ++i)
+      if (!removed_[i] && pending[i] == 0) ready.push_back(i);
+    while (!ready.empty()) {
+      const int v = ready.back();
+      ready.pop_back();
+      order.push_back(v);
+      for (int c : children[v])
+        if (--pending[c] == 0) ready.push_back(c);
+    }
+    return order;
+  }
+
   // Drops removed nodes and duplicate deps, orders nodes topologically
   // (stable: earliest definition first) and numbers them 0..n-1 in file
   // order.
@@ -204,15 +290,19 @@ class StageLowering {
     const int n = static_cast<int>(nodes_.size());
     std::vector<std::vector<int>> children(n);
     std::vector<int> pending(n, 0);
-    for (int i = 0; i < n; ++i) {
-      if (removed_[i]) continue;
-      auto& deps = nodes_[i].data_deps;
+    auto dedupe = [](std::vector<uint64_t>& deps) {
       std::vector<uint64_t> unique;
       for (uint64_t d : deps)
         if (std::find(unique.begin(), unique.end(), d) == unique.end()) unique.push_back(d);
       deps = std::move(unique);
-      for (uint64_t d : deps) children[d].push_back(i);
-      pending[i] = static_cast<int>(deps.size());
+    };
+    for (int i = 0; i < n; ++i) {
+      if (removed_[i]) continue;
+      dedupe(nodes_[i].data_deps);
+      dedupe(nodes_[i].ctrl_deps);
+      for (auto* deps : {&nodes_[i].data_deps, &nodes_[i].ctrl_deps})
+        for (uint64_t d : *deps) children[d].push_back(i);
+      pending[i] = static_cast<int>(nodes_[i].data_deps.size() + nodes_[i].ctrl_deps.size());
     }
     std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
     for (int i = 0; i < n; ++i)
@@ -234,6 +324,7 @@ class StageLowering {
     for (size_t i = 0; i < out.nodes.size(); ++i) {
       out.nodes[i].id = i;
       for (uint64_t& d : out.nodes[i].data_deps) d = new_id[d];
+      for (uint64_t& d : out.nodes[i].ctrl_deps) d = new_id[d];
     }
     return out;
   }
@@ -247,6 +338,8 @@ class StageLowering {
   std::unordered_map<int, TensorNodes> where_;
   std::unordered_map<int, int> remote_output_;  // producer -> its RECV here
   std::vector<bool> removed_;
+  const std::vector<Step> steps_;
+  std::vector<int> step_of_;  // per node: its step index, -1 if none
 };
 
 }  // namespace

@@ -8,6 +8,7 @@
 
 #include "stg/graph/graph.h"
 #include "stg/lower/io_info.h"
+#include "stg/lower/schedule.h"
 #include "stg/lower/sharding.h"
 #include "stg/lower/stage_graph.h"
 #include "stg/lower/values.h"
@@ -25,6 +26,10 @@ struct LowerOptions {
   // multiply-accumulate); other ops count their element operations either way.
   int64_t bytes_per_element = 1;
   int64_t flops_per_mac = 1;
+  // Pipeline schedule enforced with ctrl_deps (kNone: order left to the
+  // simulator, as the reference does).
+  Schedule schedule = Schedule::kNone;
+  int micro_batches = 1;
 };
 
 StageGraph lower_stage(const graph::Graph& g, const passes::PipelinePlan& plan, int stage,

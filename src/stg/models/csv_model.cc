@@ -4,7 +4,6 @@
 
 namespace stg::models {
 
-using lower::Axis;
 
 std::set<std::string> csv_model_symbols(const Model& model) {
   std::set<std::string> symbols;

@@ -16,6 +16,7 @@ Tensor view_of(const graph::Graph& g, int w, const std::string& name, int revisi
   t.name = name;
   t.revision = revision;
   t.placement = g[w].placement;
+  t.micro_batch = -1;  // once per step, after all micro-batches
   t.op = op;
   return t;
 }

@@ -26,6 +26,7 @@ Graph replicate_micro_batches(const Graph& g, int count) {
   for (int i = 0; i < n; ++i) {
     if (!is_weight[i]) continue;
     Tensor w = g[i];
+    w.micro_batch = -1;  // shared by all micro-batches
     w.x1 = w.x2 = w.grad_of = -1;
     w.extra_deps.clear();
     shared[i] = out.add(std::move(w));
@@ -73,6 +74,7 @@ Graph replicate_micro_batches(const Graph& g, int count) {
     sum.x1_hidden = sum.x2_hidden = view.y_hidden;
     for (int mb = 1; mb < count; ++mb) sum.extra_deps.push_back(copy_of(grad, mb));
     sum.backward = g[grad].backward;
+    sum.micro_batch = -1;  // after all micro-batches
     sum.role = graph::Role::kGradient;
     sum.placement = g[grad].placement;
     const int index = out.add(std::move(sum));

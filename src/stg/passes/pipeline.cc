@@ -12,17 +12,21 @@ int stage_of_block(int block, int num_blocks, int pp) {
   return block < big ? block / (base + 1) : extra + (block - big) / base;
 }
 
-PipelinePlan assign_stages(const graph::Graph& g, int pp, int num_blocks) {
+PipelinePlan assign_stages(const graph::Graph& g, int pp, int num_blocks, int chunks) {
   using Kind = graph::Placement::Kind;
   PipelinePlan plan;
   plan.pp = pp;
+  plan.chunks = chunks;
   const int n = static_cast<int>(g.size());
   plan.stage_of.resize(n);
+  plan.chunk_of.resize(n);
   for (int i = 0; i < n; ++i) {
     const graph::Placement& p = g[i].placement;
-    plan.stage_of[i] = p.kind == Kind::kFirst  ? 0
-                       : p.kind == Kind::kLast ? pp - 1
-                                               : stage_of_block(p.block, num_blocks, pp);
+    const int virtual_stage = p.kind == Kind::kFirst  ? 0
+                              : p.kind == Kind::kLast ? pp * chunks - 1
+                                                      : stage_of_block(p.block, num_blocks, pp * chunks);
+    plan.stage_of[i] = virtual_stage % pp;
+    plan.chunk_of[i] = virtual_stage / pp;
   }
   plan.members.resize(pp);
   plan.shadows.resize(pp);

@@ -20,7 +20,9 @@ struct CrossStageLink {
 
 struct PipelinePlan {
   int pp = 1;
+  int chunks = 1;                           // virtual stages per stage
   std::vector<int> stage_of;                // per tensor
+  std::vector<int> chunk_of;                // per tensor: its chunk on its stage
   std::vector<std::vector<int>> members;    // per stage: its tensors, graph order
   std::vector<std::vector<int>> shadows;    // per stage: remote tensors it receives
   std::vector<CrossStageLink> links;        // stage-major, order of first use
@@ -29,6 +31,9 @@ struct PipelinePlan {
 // Stage of block `block` of `num_blocks` under contiguous balanced placement.
 int stage_of_block(int block, int num_blocks, int pp);
 
-PipelinePlan assign_stages(const graph::Graph& g, int pp, int num_blocks);
+// With `chunks` > 1 (interleaved schedules) the blocks are split into
+// pp*chunks contiguous virtual stages, assigned round-robin: chunk c of
+// stage s holds virtual stage c*pp + s.
+PipelinePlan assign_stages(const graph::Graph& g, int pp, int num_blocks, int chunks = 1);
 
 }  // namespace stg::passes
