@@ -95,6 +95,7 @@ int main(int argc, char** argv) {
     const stg::RunSummary s = stg::generate(o);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (!s.memory_report.empty()) std::fputs(s.memory_report.c_str(), stdout);
     if (!quiet)
       std::printf("stg: %lld ranks, %lld files, %lld bytes, %lld nodes in %.3f s -> %s\n",
                   static_cast<long long>(s.ranks), static_cast<long long>(s.files),

@@ -17,6 +17,7 @@
 #include "stg/passes/grad_update.h"
 #include "stg/passes/micro_batch.h"
 #include "stg/passes/recompute.h"
+#include "stg/report/memory.h"
 #include "stg/passes/pipeline.h"
 
 namespace stg {
@@ -61,8 +62,6 @@ void refuse_later_flags(const Options& o) {
   refuse(o.kexperts.has_value(), "--kexperts");
   refuse(o.micro_batch.has_value(), "--micro_batch");
   refuse(o.tpsp.has_value(), "--tpsp");
-  refuse(o.mixed_precision.has_value(), "--mixed_precision");
-  refuse(o.print_gpu_vram.has_value(), "--print_gpu_vram");
   refuse(o.ep != 1, "--ep");
 }
 
@@ -113,6 +112,7 @@ Plan plan_transformer(const Options& o) {
                                       " needs --model_type gpt, llama or moe (the seed transformer "
                                       "knows FSDP only: --zero_stage 3)");
   p.model = models::build_transformer({static_cast<int>(stacks), zero == 3});
+  p.update.zero_stage = zero;
   p.degree = {o.dp, o.tp, o.sp, 1};
   return p;
 }
@@ -339,6 +339,16 @@ RunSummary generate(const Options& o) {
     throw UsageError(std::string("--output_dir: ") + e.what());
   }
   RunSummary summary;
+  if (o.print_gpu_vram.value_or(false)) {
+    report::MemoryOptions m;
+    m.mixed_precision = p.lower.io.mixed_precision;
+    m.zero_stage = p.update.zero_stage;
+    m.dp = o.dp;
+    m.schedule = p.lower.schedule;
+    m.micro_batches = p.micro_batches;
+    summary.memory_report = report::format_memory(
+        report::memory_by_stage(p.model.graph, p.pipeline, p.values, m), layout.ranks_per_stage());
+  }
   summary.ranks = layout.num_ranks();
   summary.comm_group_path = comm_group_name;
   const std::string groups = layout.comm_group_json();

@@ -15,6 +15,7 @@ struct RunSummary {
   int64_t bytes = 0;
   int64_t nodes = 0;
   std::string comm_group_path;
+  std::string memory_report;  // with --print_gpu_vram: one line per stage
 };
 
 // Checks the options and generates everything. Throws UsageError on bad

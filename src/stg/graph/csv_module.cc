@@ -40,8 +40,8 @@ enum Column {
 };
 
 constexpr std::array<const char*, kNumColumns> kColumnNames = {
-    "id",        "require_grads", "x1",       "x2",        "op_type", "op_attr",
-    "x1_shape",  "x1_hidden",     "x2_shape", "x2_hidden", "grad_of", "extra_attr"};
+    "id",       "require_grads", "x1",       "x2",        "op_type", "op_attr",
+    "x1_shape", "x1_hidden",     "x2_shape", "x2_hidden", "grad_of", "extra_attr"};
 
 constexpr const char* kExpectedHeader =
     "id,require_grads,x1,x2,op_type,op_attr,x1_shape,x1_hidden,x2_shape,x2_hidden,grad_of"
@@ -75,8 +75,9 @@ std::string_view trim(std::string_view s) {
 // A small RFC 4180 reader written here: Debian's libcsv-dev (a C library,
 // not installed on our machines) would add a build and CI dependency for
 // these few lines, and libfccp-dev cannot read quoted fields spanning lines.
-// Handles quoted fields (commas, doubled quotes and newlines inside), CRLF,
-// CR or LF line ends and a leading UTF-8 byte-order mark.
+// Handles quoted fields (commas, doubled quotes and newlines inside; blanks
+// around the quotes, as hand-edited sheets have, are dropped), CRLF, CR or LF
+// line ends and a leading UTF-8 byte-order mark.
 
 struct Record {
   int row;  // 1-based record number (a spreadsheet's row)
@@ -94,8 +95,10 @@ std::vector<Record> read_records(std::string_view text, const std::string& sourc
     Record rec{++row, {}};
     for (;;) {
       std::string field;
-      if (i < n && text[i] == '"') {
-        ++i;
+      size_t quote = i;  // blanks before an opening quote are dropped
+      while (quote < n && (text[quote] == ' ' || text[quote] == '\t')) ++quote;
+      if (quote < n && text[quote] == '"') {
+        i = quote + 1;
         for (;;) {
           if (i >= n)
             fail({&source, rec.row, std::to_string(rec.fields.size() + 1)},
@@ -110,6 +113,7 @@ std::vector<Record> read_records(std::string_view text, const std::string& sourc
             break;
           }
         }
+        while (i < n && (text[i] == ' ' || text[i] == '\t')) ++i;
         if (i < n && !is_end(text[i]))
           fail({&source, rec.row, std::to_string(rec.fields.size() + 1)},
                "unexpected character '" + std::string(1, text[i]) +
@@ -167,10 +171,14 @@ std::string rewrite_decimals(std::string_view text) {
 Expr parse_expr(std::string_view text, const Where& at) {
   text = trim(text);
   if (text.empty()) fail(at, "empty expression");
+  const std::string rewritten = rewrite_decimals(text);
   try {
-    return Expr::parse(rewrite_decimals(text));
+    return Expr::parse(rewritten);
   } catch (const expr::ExprError& e) {
-    fail(at, "cannot parse expression '" + std::string(text) + "': " + e.what());
+    // Expr's message quotes the text it parsed; quote the sheet's own.
+    const std::string why = e.what();
+    if (rewritten == text && why.starts_with("cannot parse expression '")) fail(at, why);
+    fail(at, "cannot parse expression '" + std::string(text) + "': " + why);
   }
 }
 
@@ -218,7 +226,8 @@ std::pair<std::string, int> parse_id(std::string_view text, const Where& at) {
   text = trim(text);
   const size_t at_sign = text.find('@');
   std::string name(text.substr(0, at_sign));
-  if (name.empty()) fail(at, "empty tensor id" + (text.empty() ? "" : " in '" + std::string(text) + "'"));
+  if (name.empty())
+    fail(at, "empty tensor id" + (text.empty() ? "" : " in '" + std::string(text) + "'"));
   int rev = 0;
   if (at_sign != std::string_view::npos) {
     const std::string_view rev_text = text.substr(at_sign + 1);
@@ -238,7 +247,7 @@ std::string canonical_id(std::string_view text, const Where& at) {
 
 std::optional<Op> op_of(std::string_view code) {
   static const std::map<std::string, Op, std::less<>> ops = {
-      {"T", Op::kPlaceholder}, {"M", Op::kEinsum},       {"A", Op::kAdd},
+      {"T", Op::kPlaceholder}, {"M", Op::kEinsum},        {"A", Op::kAdd},
       {"E", Op::kElementwise}, {"E2", Op::kElementwise2}, {"I", Op::kIdentity},
       {"R", Op::kReshape},     {"B", Op::kBroadcast},     {"SLICE", Op::kSlice},
       {"C", Op::kConcat},      {"CUSTOM", Op::kCustom},   {"S", Op::kShadow}};
@@ -261,7 +270,8 @@ class Reader {
 
   Graph read(std::string_view text) {
     const std::vector<Record> records = read_records(text, source_);
-    if (records.empty()) fail({&source_, 1, ""}, std::string("empty file; expected the header ") + kExpectedHeader);
+    if (records.empty())
+      fail({&source_, 1, ""}, std::string("empty file; expected the header ") + kExpectedHeader);
     const int columns = check_header(records[0]);
     for (size_t r = 1; r < records.size(); ++r) {
       const Record& rec = records[r];
@@ -275,9 +285,9 @@ class Reader {
         if (static_cast<int>(c) < columns) {
           row.f[c] = std::string(f);
         } else if (!f.empty()) {
-          fail({&source_, rec.row, std::to_string(c + 1)},
-               "unexpected field '" + std::string(f) + "' after the last column '" +
-                   kColumnNames[columns - 1] + "'");
+          fail({&source_, rec.row, std::to_string(c + 1)}, "unexpected field '" + std::string(f) +
+                                                               "' after the last column '" +
+                                                               kColumnNames[columns - 1] + "'");
         }
       }
       rows_.push_back(std::move(row));
@@ -355,16 +365,27 @@ class Reader {
     enum Need { kNo, kOptional, kYes };
     Need x1 = kYes, x2 = kNo, x2_shape = kNo;
     switch (t.op) {
-      case Op::kPlaceholder: x1 = kNo; break;
-      case Op::kShadow: x1 = kOptional; break;
+      case Op::kPlaceholder:
+        x1 = kNo;
+        break;
+      case Op::kShadow:
+        x1 = kOptional;
+        break;
       case Op::kEinsum:
       case Op::kAdd:
       case Op::kElementwise2:
-      case Op::kConcat: x2 = x2_shape = kYes; break;
+      case Op::kConcat:
+        x2 = x2_shape = kYes;
+        break;
       case Op::kReshape:
-      case Op::kCustom: x2_shape = kYes; break;  // the output view
-      case Op::kSlice: x2 = x2_shape = kOptional; break;
-      default: break;
+      case Op::kCustom:
+        x2_shape = kYes;
+        break;  // the output view
+      case Op::kSlice:
+        x2 = x2_shape = kOptional;
+        break;
+      default:
+        break;
     }
     if (x1 == kYes && f[kX1].empty()) fail(at(row, kX1), "op " + code + " needs an input x1");
     if (x1 == kNo && !f[kX1].empty())
@@ -406,17 +427,26 @@ class Reader {
       case Op::kReshape:
         if (!attr.empty()) fail(where, "op " + code + " takes no op_attr, got '" + attr + "'");
         break;
-      case Op::kShadow: break;
+      case Op::kShadow:
+        break;
       case Op::kEinsum:
         if (attr.empty()) fail(where, "op M needs an einsum op_attr such as 'bsm,mn->bsn'");
         for (char c : attr)
           if (!std::isspace(static_cast<unsigned char>(c))) t.einsum += c;
         break;
       case Op::kElementwise:
-      case Op::kElementwise2: t.amplifier = parse_amplifier(attr, where); break;
-      case Op::kSlice: std::tie(t.axis, t.factor) = split(':', "axis:size"); break;
-      case Op::kBroadcast: std::tie(t.axis, t.factor) = split('*', "axis*factor"); break;
-      case Op::kConcat: t.axis = parse_int(attr, where, "axis"); break;
+      case Op::kElementwise2:
+        t.amplifier = parse_amplifier(attr, where);
+        break;
+      case Op::kSlice:
+        std::tie(t.axis, t.factor) = split(':', "axis:size");
+        break;
+      case Op::kBroadcast:
+        std::tie(t.axis, t.factor) = split('*', "axis*factor");
+        break;
+      case Op::kConcat:
+        t.axis = parse_int(attr, where, "axis");
+        break;
       case Op::kCustom:
         if (attr.empty()) fail(where, "op CUSTOM needs its operation count as op_attr");
         t.factor = parse_expr(attr, where);
@@ -437,23 +467,25 @@ class Reader {
                                      " is out of range for x1_shape of rank " +
                                      std::to_string(rank));
         break;
-      case Op::kEinsum: check_einsum(row, t); break;
+      case Op::kEinsum:
+        check_einsum(row, t);
+        break;
       case Op::kAdd:
       case Op::kElementwise2:
         if (!(*t.x1_shape == *t.x2_shape))
-          fail(at(row, kX2Shape), "x2_shape (" + shape_str(*t.x2_shape) + ") differs from x1_shape (" +
-                                      shape_str(*t.x1_shape) + ")");
+          fail(at(row, kX2Shape), "x2_shape (" + shape_str(*t.x2_shape) +
+                                      ") differs from x1_shape (" + shape_str(*t.x1_shape) + ")");
         [[fallthrough]];
       case Op::kReshape:
         if (!(expr::product(*t.x1_hidden) == expr::product(*t.x2_hidden)))
-          fail(at(row, kX2Hidden), "x2_hidden (" + shape_str(*t.x2_hidden) +
-                                       ") and x1_hidden (" + shape_str(*t.x1_hidden) +
-                                       ") differ in size");
+          fail(at(row, kX2Hidden), "x2_hidden (" + shape_str(*t.x2_hidden) + ") and x1_hidden (" +
+                                       shape_str(*t.x1_hidden) + ") differ in size");
         if (t.op == Op::kReshape && !(expr::product(a) == expr::product(*t.x2_shape)))
           fail(at(row, kX2Shape), "reshape to " + shape_str(*t.x2_shape) +
                                       " changes the element count of " + shape_str(a));
         break;
-      default: break;
+      default:
+        break;
     }
   }
 
@@ -464,7 +496,8 @@ class Reader {
     if (arrow == std::string::npos || comma == std::string::npos || comma > arrow ||
         spec.find(',', comma + 1) < arrow)
       fail(at(row, kOpAttr), "einsum '" + spec + "' is not of the form 'ab,bc->ac'");
-    const std::string letters[2] = {spec.substr(0, comma), spec.substr(comma + 1, arrow - comma - 1)};
+    const std::string letters[2] = {spec.substr(0, comma),
+                                    spec.substr(comma + 1, arrow - comma - 1)};
     const Shape* shapes[2] = {&*t.x1_shape, &*t.x2_shape};
     const Column shape_cols[2] = {kX1Shape, kX2Shape};
     const Column hidden_cols[2] = {kX1Hidden, kX2Hidden};
@@ -473,18 +506,17 @@ class Reader {
     for (int k = 0; k < 2; ++k) {
       const Shape& s = *shapes[k];
       if (letters[k].size() != s.size())
-        fail(at(row, shape_cols[k]), "einsum '" + spec + "' names " +
-                                         std::to_string(letters[k].size()) + " dims of x" +
-                                         std::to_string(k + 1) + " but " +
-                                         kColumnNames[shape_cols[k]] + " has " +
-                                         std::to_string(s.size()) + " (" + shape_str(s) + ")");
+        fail(at(row, shape_cols[k]),
+             "einsum '" + spec + "' names " + std::to_string(letters[k].size()) + " dims of x" +
+                 std::to_string(k + 1) + " but " + kColumnNames[shape_cols[k]] + " has " +
+                 std::to_string(s.size()) + " (" + shape_str(s) + ")");
       for (size_t i = 0; i < s.size(); ++i) {
         auto [it, fresh] = dim_of.emplace(letters[k][i], std::pair{s[i], k});
         if (!fresh && !(it->second.first == s[i]))
-          fail(at(row, shape_cols[k]),
-               std::string("einsum letter '") + letters[k][i] + "' is " + s[i].str() + " here but " +
-                   it->second.first.str() + " in x" + std::to_string(it->second.second + 1) +
-                   "_shape");
+          fail(at(row, shape_cols[k]), std::string("einsum letter '") + letters[k][i] + "' is " +
+                                           s[i].str() + " here but " + it->second.first.str() +
+                                           " in x" + std::to_string(it->second.second + 1) +
+                                           "_shape");
       }
       const Shape& h = **hiddens[k];
       if (!(expr::product(h) == Expr::constant(1)))
@@ -504,10 +536,13 @@ class Reader {
       case Op::kPlaceholder:
       case Op::kIdentity:
       case Op::kElementwise:
-      case Op::kShadow: return kX1Shape;
+      case Op::kShadow:
+        return kX1Shape;
       case Op::kBroadcast:
-      case Op::kSlice: return kOpAttr;
-      default: return kX2Shape;
+      case Op::kSlice:
+        return kOpAttr;
+      default:
+        return kX2Shape;
     }
   }
 
@@ -552,7 +587,8 @@ class Reader {
       if (key != "data_deps") fail(where, "unsupported key '" + key + "' (supported: data_deps)");
       if (!value.is_array()) fail(where, "data_deps must be a list of tensor ids");
       for (const auto& dep : value) {
-        if (!dep.is_string()) fail(where, "data_deps must be a list of tensor ids, got " + dep.dump());
+        if (!dep.is_string())
+          fail(where, "data_deps must be a list of tensor ids, got " + dep.dump());
         t.extra_deps.push_back(lookup(row, kExtraAttr, dep.get<std::string>()));
       }
     }

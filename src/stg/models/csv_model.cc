@@ -4,7 +4,6 @@
 
 namespace stg::models {
 
-
 std::set<std::string> csv_model_symbols(const Model& model) {
   std::set<std::string> symbols;
   auto add = [&](const expr::Expr& e) {

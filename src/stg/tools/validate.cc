@@ -728,8 +728,10 @@ void print_report(const ValidationReport& report) {
     if (shown < report.counts[r]) std::printf(" (%lld shown)", static_cast<long long>(shown));
     std::printf("\n");
   }
-  for (const std::string& e : report.errors)
-    std::fprintf(stderr, "validate: error: %s\n", e.c_str());
+  // Without any file read, the verdict line carries the only error.
+  if (report.files > 0 || report.errors.size() > 1)
+    for (const std::string& e : report.errors)
+      std::fprintf(stderr, "validate: error: %s\n", e.c_str());
   std::printf("%s\n", report.verdict().c_str());
   std::fflush(stdout);
 }

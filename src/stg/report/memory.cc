@@ -1,0 +1,100 @@
+#include "stg/report/memory.h"
+
+#include <cstdio>
+#include <map>
+
+namespace stg::report {
+
+using graph::Op;
+using graph::Tensor;
+
+namespace {
+
+double elements(const graph::Graph& g, int t, const lower::Values& values) {
+  return static_cast<double>(
+      lower::whole_count(expr::product(g.result(t).y_shape), values, "size of " + g[t].id()));
+}
+
+bool sharded_over_dp(const graph::Graph& g, int t) {
+  for (const expr::Expr& dim : g.result(t).y_shape)
+    if (dim.has_symbol("dp")) return true;
+  return false;
+}
+
+// An identity that reads its input in the producer's own view is a view,
+// not a new buffer.
+bool is_view(const graph::Graph& g, int t) {
+  const Tensor& x = g[t];
+  if (x.op == Op::kCustom && x.factor.is_zero()) return true;  // FSDP weight view
+  if (x.op != Op::kIdentity || x.x1 < 0) return false;
+  return *x.x1_shape == g.result(x.x1).y_shape && *x.x1_hidden == g.result(x.x1).y_hidden;
+}
+
+}  // namespace
+
+std::vector<StageMemory> memory_by_stage(const graph::Graph& g, const passes::PipelinePlan& plan,
+                                         const lower::Values& values,
+                                         const MemoryOptions& o) {
+  const int n = static_cast<int>(g.size());
+  std::vector<StageMemory> stages(plan.pp);
+  for (int s = 0; s < plan.pp; ++s) {
+    stages[s].stage = s;
+    stages[s].in_flight =
+        lower::activations_in_flight(o.schedule, s, plan.pp, o.micro_batches, plan.chunks);
+  }
+  const double param_bytes = o.mixed_precision ? 6 : 4;
+  const double act_bytes = o.mixed_precision ? 2 : 4;
+  const double dp = static_cast<double>(o.dp);
+
+  std::vector<bool> read_by_backward(n, false);
+  std::map<int, int> grad_of_weight;
+  for (int i = 0; i < n; ++i) {
+    const Tensor& t = g[i];
+    if (t.grad_of >= 0 && g[t.grad_of].role == graph::Role::kWeight) grad_of_weight[t.grad_of] = i;
+    if (!t.backward) continue;
+    for (int in : {t.x1, t.x2})
+      if (in >= 0) read_by_backward[in] = true;
+  }
+  for (int i = 0; i < n; ++i) {
+    const Tensor& t = g[i];
+    StageMemory& m = stages[plan.stage_of[i]];
+    if (t.role == graph::Role::kWeight) {
+      const double count = elements(g, i, values);
+      const bool sharded = sharded_over_dp(g, i);
+      m.params += count * param_bytes;
+      m.optimizer += 8 * count / (o.zero_stage >= 1 && !sharded ? dp : 1);
+      auto grad = grad_of_weight.find(i);
+      const bool has_grad = grad != grad_of_weight.end();
+      const double grad_count = has_grad ? elements(g, grad->second, values) : count;
+      const bool grad_sharded = has_grad && sharded_over_dp(g, grad->second);
+      m.grads += act_bytes * grad_count / (o.zero_stage >= 2 && !grad_sharded ? dp : 1);
+      continue;
+    }
+    // Activations of one micro-batch (the first); scaled by those in flight.
+    if (t.backward || t.transient || t.micro_batch > 0 || t.role != graph::Role::kActivation)
+      continue;
+    if (!read_by_backward[i] || t.op == Op::kPlaceholder || is_view(g, i)) continue;
+    m.activations += elements(g, i, values) * act_bytes;
+  }
+  for (StageMemory& m : stages) m.activations *= m.in_flight;
+  return stages;
+}
+
+std::string format_memory(const std::vector<StageMemory>& stages, int64_t ranks_per_stage) {
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  std::string out;
+  char line[320];
+  for (const StageMemory& m : stages) {
+    std::snprintf(line, sizeof line,
+                  "memory stage %d (ranks %lld-%lld): total %.3f GiB = params %.3f + grads %.3f + "
+                  "optimizer %.3f + activations %.3f (%.2f micro-batches in flight)\n",
+                  m.stage, static_cast<long long>(m.stage * ranks_per_stage),
+                  static_cast<long long>((m.stage + 1) * ranks_per_stage - 1), m.total() / kGiB,
+                  m.params / kGiB, m.grads / kGiB, m.optimizer / kGiB, m.activations / kGiB,
+                  m.in_flight);
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace stg::report

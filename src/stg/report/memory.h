@@ -1,0 +1,46 @@
+// Per-rank memory footprint of a training step, from the graph: what a rank
+// of each pipeline stage keeps resident.
+//  - params: its weights (as sharded); fp32 (4 bytes), or with mixed
+//    precision a bf16 copy plus an fp32 master (6 bytes);
+//  - grads: its weight gradients; 4 bytes, 2 with mixed precision; divided
+//    over dp from ZeRO stage 2 on (already sharded in the graph for FSDP);
+//  - optimizer: Adam's two fp32 moments (8 bytes per parameter), divided
+//    over dp from ZeRO stage 1 on;
+//  - activations: forward outputs that the backward pass reads (with
+//    recomputation only the block inputs), 4 bytes (2 with mixed precision)
+//    per element, times the micro-batches the schedule keeps in flight.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "stg/graph/graph.h"
+#include "stg/lower/schedule.h"
+#include "stg/lower/values.h"
+#include "stg/passes/pipeline.h"
+
+namespace stg::report {
+
+struct MemoryOptions {
+  bool mixed_precision = false;
+  int zero_stage = 0;
+  int64_t dp = 1;
+  lower::Schedule schedule = lower::Schedule::kNone;
+  int micro_batches = 1;
+};
+
+struct StageMemory {
+  int stage = 0;
+  double params = 0, grads = 0, optimizer = 0, activations = 0;  // bytes
+  double in_flight = 1;  // micro-batches whose activations are held at once
+  double total() const { return params + grads + optimizer + activations; }
+};
+
+std::vector<StageMemory> memory_by_stage(const graph::Graph& g, const passes::PipelinePlan& plan,
+                                         const lower::Values& values,
+                                         const MemoryOptions& options);
+
+// "memory stage 0 (ranks 0-3): total 1.234 GiB = params ... " one line each.
+std::string format_memory(const std::vector<StageMemory>& stages, int64_t ranks_per_stage);
+
+}  // namespace stg::report
