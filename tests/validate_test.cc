@@ -1,6 +1,8 @@
 // Tests of `stg validate` / `stg inspect` (src/stg/tools): small trace sets
 // written by hand with libprotobuf, each breaking one consumer rule, plus
 // the generator's own output and (when present) the reference outputs.
+#include "stg/tools/validate.h"
+
 #include <unistd.h>
 
 #include <cstdint>
@@ -8,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <initializer_list>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -17,7 +20,6 @@
 #include "gtest/gtest.h"
 #include "stg/tools/inspect.h"
 #include "stg/tools/trace_reader.h"
-#include "stg/tools/validate.h"
 
 namespace stg::tools {
 namespace {
@@ -78,8 +80,7 @@ v4::Node coll(uint64_t id, std::vector<uint64_t> deps, int type, int64_t size,
   return n;
 }
 
-v4::Node p2p(bool send, uint64_t id, std::vector<uint64_t> deps, int peer, int tag,
-             int64_t size) {
+v4::Node p2p(bool send, uint64_t id, std::vector<uint64_t> deps, int peer, int tag, int64_t size) {
   v4::Node n;
   n.set_id(id);
   n.set_name("n" + std::to_string(id) + (send ? "_Y_SEND" : "_Y_RECV"));
@@ -107,9 +108,9 @@ class TraceSet {
  public:
   TraceSet() {
     const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    dir_ = fs::temp_directory_path() /
-           ("stg_validate_test_" + std::string(info->test_suite_name()) + "_" + info->name() + "_" +
-            std::to_string(::getpid()));
+    dir_ =
+        fs::temp_directory_path() / ("stg_validate_test_" + std::string(info->test_suite_name()) +
+                                     "_" + info->name() + "_" + std::to_string(::getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
   }
@@ -221,6 +222,17 @@ TEST(Validate, CollectiveOnOneMemberGroup) {
   EXPECT_TRUE(any_message(r, Rule::kGroups, "1 member")) << dump(r);
 }
 
+TEST(Validate, SendToRankWithoutFile) {
+  TraceSet t;
+  write_clean(t);
+  auto nodes = rank0_nodes();
+  nodes.push_back(send(6, {5}, 5, 9, 10));  // rank 5 does not exist
+  t.write_rank(0, nodes);
+  const ValidationReport r = run(t);
+  EXPECT_EQ(r.count(Rule::kP2P), 1) << dump(r);
+  EXPECT_EQ(r.violations(), 1) << dump(r);
+}
+
 TEST(Validate, ChangedSizeOnOneMember) {
   TraceSet t;
   write_clean(t);
@@ -239,15 +251,15 @@ TEST(Validate, IndependentCollectivesInDifferentFileOrder) {
   // orders on the two members: the stable topological orders differ.
   TraceSet t;
   t.write_comm_groups(kCommGroups);
-  t.write_rank(0, {comp(1, {}), coll(2, {1}, kAllReduce, 100, "1"),
-                   coll(3, {1}, kAllGather, 30, "1")});
-  t.write_rank(1, {comp(1, {}), coll(3, {1}, kAllGather, 30, "1"),
-                   coll(2, {1}, kAllReduce, 100, "1")});
+  t.write_rank(
+      0, {comp(1, {}), coll(2, {1}, kAllReduce, 100, "1"), coll(3, {1}, kAllGather, 30, "1")});
+  t.write_rank(
+      1, {comp(1, {}), coll(3, {1}, kAllGather, 30, "1"), coll(2, {1}, kAllReduce, 100, "1")});
   const ValidationReport r = run(t);
   EXPECT_EQ(r.count(Rule::kOrder), 1) << dump(r);
   // Deps, not file positions, decide when there is a path.
-  t.write_rank(1, {coll(3, {2}, kAllGather, 30, "1"), comp(1, {}),
-                   coll(2, {1}, kAllReduce, 100, "1")});
+  t.write_rank(
+      1, {coll(3, {2}, kAllGather, 30, "1"), comp(1, {}), coll(2, {1}, kAllReduce, 100, "1")});
   const ValidationReport r2 = run(t);
   EXPECT_EQ(r2.violations(), 0) << dump(r2);
 }
@@ -259,6 +271,7 @@ TEST(Validate, MissingRankFile) {
   const ValidationReport r = run(t);
   EXPECT_EQ(r.count(Rule::kRankFiles), 1) << dump(r);
   EXPECT_TRUE(any_message(r, Rule::kRankFiles, "rank 1: no trace file")) << dump(r);
+  EXPECT_EQ(r.violations(), 1) << dump(r);  // rank 0's send/recv with rank 1 are not counted
   EXPECT_EQ(r.exit_status(), 1);
 }
 
@@ -329,6 +342,7 @@ TEST(Validate, TruncatedFileIsReadError) {
   const ValidationReport r = run(t);
   ASSERT_FALSE(r.errors.empty()) << dump(r);
   EXPECT_NE(r.errors[0].find("truncated"), std::string::npos) << dump(r);
+  EXPECT_EQ(r.violations(), 0) << dump(r);
   EXPECT_EQ(r.exit_status(), 2);
   EXPECT_EQ(validate_main({t.dir()}), 2);
 }

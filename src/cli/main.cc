@@ -9,6 +9,10 @@
 #include "stg/generate.h"
 #include "stg/graph/op.h"
 #include "stg/io/output_files.h"
+#include "stg/models/hf_config.h"
+#include "stg/models/presets.h"
+#include "stg/tools/inspect.h"
+#include "stg/tools/validate.h"
 
 namespace {
 
@@ -27,7 +31,25 @@ int fail(const std::string& message) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
+// `stg validate DIR`, `stg inspect DIR`, `stg models`, `stg generate ...`;
+// anything else is the generator's own command line.
+int dispatch(int argc, char** argv, int (*generate_main)(int, char**)) {
+  const std::string command = argc > 1 ? argv[1] : "";
+  const std::vector<std::string> rest(argv + std::min(argc, 2), argv + argc);
+  if (command == "validate") return stg::tools::validate_main(rest);
+  if (command == "inspect") return stg::tools::inspect_main(rest);
+  if (command == "models") {
+    std::fputs(stg::models::models_table().c_str(), stdout);
+    return 0;
+  }
+  if (command == "generate") {
+    argv[1] = argv[0];
+    return generate_main(argc - 1, argv + 1);
+  }
+  return generate_main(argc, argv);
+}
+
+int generate_main(int argc, char** argv) {
   stg::Options o;
   CLI::App app{"stg: synthetic distributed-training workloads as Chakra execution traces"};
   app.get_formatter()->column_width(34);
@@ -35,6 +57,8 @@ int main(int argc, char** argv) {
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   std::string weight_sharded, tpsp, recompute, mixed, vram;
   bool quiet = false;
+  bool validate = false;
+  std::string preset, hf_config;
 
   app.add_option("--output_dir", o.output_dir, "directory for the traces and the comm-group file");
   app.add_option("--output_name", o.output_name,
@@ -74,6 +98,10 @@ int main(int argc, char** argv) {
   app.add_option("--dtype", o.dtype, "fp32, bf16 (default), fp16 or fp8: bytes per element");
   app.add_option("--threads", o.threads, "writer threads (default: one per core)");
   app.add_flag("--quiet", quiet, "print nothing on success");
+  app.add_flag("--validate", validate, "validate the output (stg validate) after writing it");
+  app.add_option("--model", preset, "model preset (see `stg models`); explicit flags override it");
+  app.add_option("--hf_config", hf_config,
+                 "Hugging Face config.json to take the model from; explicit flags override it");
 
   try {
     app.parse(argc, argv);
@@ -91,6 +119,15 @@ int main(int argc, char** argv) {
     if (!recompute.empty()) o.activation_recompute = parse_bool("--activation_recompute", recompute);
     if (!mixed.empty()) o.mixed_precision = parse_bool("--mixed_precision", mixed);
     if (!vram.empty()) o.print_gpu_vram = parse_bool("--print_gpu_vram", vram);
+    if (!preset.empty() && !hf_config.empty())
+      throw stg::UsageError("--model and --hf_config both choose the model: give only one");
+    if (!preset.empty()) {
+      const stg::models::Preset* p = stg::models::find_preset(preset);
+      if (!p)
+        throw stg::UsageError("--model '" + preset + "' is unknown: run `stg models` for the list");
+      stg::models::apply_preset(*p, o);
+    }
+    if (!hf_config.empty()) stg::models::apply_hf_config(hf_config, o);
     const auto start = std::chrono::steady_clock::now();
     const stg::RunSummary s = stg::generate(o);
     const double seconds =
@@ -101,6 +138,7 @@ int main(int argc, char** argv) {
                   static_cast<long long>(s.ranks), static_cast<long long>(s.files),
                   static_cast<long long>(s.bytes), static_cast<long long>(s.nodes), seconds,
                   o.output_dir.c_str());
+    if (validate) return stg::tools::validate_main({o.output_dir});
     return 0;
   } catch (const stg::UsageError& e) {
     return fail(e.what());
@@ -112,3 +150,5 @@ int main(int argc, char** argv) {
     return 3;
   }
 }
+
+int main(int argc, char** argv) { return dispatch(argc, argv, generate_main); }

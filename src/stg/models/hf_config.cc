@@ -126,6 +126,9 @@ json parse(const std::string& path, const std::string& text) {
       const size_t end = what.find("] ");
       if (end != std::string::npos) what = what.substr(end + 2);
     }
+    // "last read: '...'" quotes the input: keep the one-line message printable.
+    for (char& c : what)
+      if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
     throw UsageError("--hf_config " + path + " is not valid JSON: " + what);
   }
 }

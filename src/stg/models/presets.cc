@@ -20,8 +20,8 @@ std::vector<Preset> make_presets() {
   // Touvron et al. 2023, "Llama 2"; meta-llama/Llama-2-*-hf config.json.
   add({"llama2-7b", "llama", "Llama 2 7B (Touvron et al. 2023)", 4096, 11008, 32, 32, 32, 32000, 0,
        0, 4096});
-  add({"llama2-70b", "llama", "Llama 2 70B, grouped-query attention", 8192, 28672, 64, 8, 80, 32000,
-       0, 0, 4096});
+  add({"llama2-70b", "llama", "Llama 2 70B (Touvron et al. 2023)", 8192, 28672, 64, 8, 80, 32000, 0,
+       0, 4096});
   // Meta Llama 3 model cards and "The Llama 3 Herd of Models" (2024); seq is
   // the 8K pre-training context (the 3.1 releases extend it to 128K).
   add({"llama3-8b", "llama", "Llama 3 8B (Meta 2024)", 4096, 14336, 32, 8, 32, 128256, 0, 0, 8192});

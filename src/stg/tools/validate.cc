@@ -57,7 +57,7 @@ std::string ValidationReport::verdict() const {
     }
   }
   if (errors.empty()) return "validate: " + body;
-  if (files == 0 && nodes == 0) return "validate: error: " + errors.front();
+  if (ranks == 0) return "validate: error: " + errors.front();  // nothing was checked
   return "validate: error: " + std::to_string(errors.size()) + " unreadable input" +
          (errors.size() == 1 ? "" : "s") + "; " + body;
 }
@@ -689,11 +689,17 @@ ValidationReport validate_dir(const std::string& dir, const ValidateOptions& opt
     }
   }
 
-  // R4: whatever did not cancel out.
+  // R4: whatever did not cancel out, except where the peer's file is
+  // missing or unreadable (already reported; its nodes were never seen).
   std::vector<std::pair<P2PKey, int64_t>> unmatched(p2p.begin(), p2p.end());
   std::sort(unmatched.begin(), unmatched.end());
   for (size_t i = 0; i < unmatched.size(); ++i) {
     const auto& [k, delta] = unmatched[i];
+    const int64_t peer = delta > 0 ? k.dst : k.src;
+    if (peer >= 0 && peer < ctx.ranks &&
+        (state[static_cast<size_t>(peer)] == kNoFile ||
+         state[static_cast<size_t>(peer)] == kUnreadable))
+      continue;
     const int64_t n = delta > 0 ? delta : -delta;
     viol.add(
         Rule::kP2P, {k.src, k.dst, k.tag, static_cast<int64_t>(i)},
@@ -729,7 +735,7 @@ void print_report(const ValidationReport& report) {
     std::printf("\n");
   }
   // Without any file read, the verdict line carries the only error.
-  if (report.files > 0 || report.errors.size() > 1)
+  if (report.ranks > 0 || report.errors.size() > 1)
     for (const std::string& e : report.errors)
       std::fprintf(stderr, "validate: error: %s\n", e.c_str());
   std::printf("%s\n", report.verdict().c_str());
