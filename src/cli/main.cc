@@ -99,6 +99,8 @@ int generate_main(int argc, char** argv) {
   app.add_option("--threads", o.threads, "writer threads (default: one per core)");
   app.add_flag("--quiet", quiet, "print nothing on success");
   app.add_flag("--validate", validate, "validate the output (stg validate) after writing it");
+  app.add_option("--module_csv", o.module_csv,
+                 "generate one module from a sharding spreadsheet (reference CSV format)");
   app.add_option("--model", preset, "model preset (see `stg models`); explicit flags override it");
   app.add_option("--hf_config", hf_config,
                  "Hugging Face config.json to take the model from; explicit flags override it");

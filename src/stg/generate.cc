@@ -3,6 +3,7 @@
 #include <atomic>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "stg/lower/lower_stage.h"
 #include "stg/lower/rank_layout.h"
 #include "stg/lower/schedule.h"
+#include "stg/models/csv_model.h"
 #include "stg/models/gpt.h"
 #include "stg/models/moe.h"
 #include "stg/models/transformer.h"
@@ -238,6 +240,53 @@ Plan plan_later(const Options& o) {
   return p;
 }
 
+// One module from a sharding spreadsheet, over the given degrees.
+Plan plan_csv(const Options& o) {
+  Plan p;
+  try {
+    p.model = models::build_csv_model(o.module_csv);
+  } catch (const graph::GraphError& e) {
+    throw UsageError(std::string("--module_csv: ") + e.what());
+  }
+  require(o.pp == 1, "--pp " + num(o.pp) +
+                         " needs a model with blocks: a --module_csv module runs on one stage "
+                         "(use --pp 1)");
+  const std::map<std::string, std::pair<const char*, std::optional<int64_t>>> dims = {
+      {"Batch", {"--batch", o.batch}},     {"MicroBatch", {"--micro_batch", o.micro_batch}},
+      {"Seq", {"--seq", o.seq}},           {"Dmodel", {"--dmodel", o.dmodel}},
+      {"Dff", {"--dff", o.dff}},           {"Head", {"--head", o.head}},
+      {"KVHead", {"--kvhead", o.kvhead}},  {"Din", {"--din", o.din}},
+      {"Dout", {"--dout", o.dout}},        {"Dvocal", {"--dvocal", o.dvocal}},
+      {"Dvocab", {"--dvocal", o.dvocal}},  {"Experts", {"--experts", o.experts}},
+      {"KExperts", {"--kexperts", o.kexperts}}};
+  const std::set<std::string> axes = {"dp", "tp", "sp", "cp", "ep", "pp", "fsdp", "gshard"};
+  for (const std::string& symbol : models::csv_model_symbols(p.model)) {
+    if (axes.count(symbol)) continue;
+    auto it = dims.find(symbol);
+    require(it != dims.end(), "--module_csv " + o.module_csv + " uses the symbol '" + symbol +
+                                  "', which no flag sets: use Batch, Seq, Dmodel, Dff, Head, "
+                                  "KVHead, Din, Dout, Dvocal, Experts or KExperts");
+    require(it->second.second.has_value(), "--module_csv " + o.module_csv + " uses " + symbol +
+                                               ": give " + it->second.first);
+    bind_dims(p, {{symbol.c_str(), it->second.first, it->second.second, 1}});
+  }
+  bind_degree(p, "dp", "--dp", o.dp);
+  bind_degree(p, "tp", "--tp", o.tp);
+  bind_degree(p, "sp", "--sp", o.sp);
+  bind_degree(p, "cp", "--sp", o.sp);
+  bind_degree(p, "ep", "--ep", o.ep);
+  bind_degree(p, "pp", "--pp", o.pp);
+  const int zero = zero_stage(o);
+  const expr::Expr dp = expr::Expr::symbol("dp"), one = expr::Expr::constant(1);
+  p.model.graph.substitute({{"fsdp", zero == 3 ? dp : one}, {"gshard", zero >= 2 ? dp : one}});
+  p.update.zero_stage = zero;
+  bool has_ep = false;
+  for (const auto& a : p.model.axes) has_ep |= a.axis == Axis::kEp;
+  p.degree = {o.dp, o.tp, o.sp, has_ep ? o.ep : 1};
+  p.lower.claim_rule = lower::ClaimRule::kEveryAxisInDim;
+  return p;
+}
+
 }  // namespace
 
 RunSummary generate(const Options& o) {
@@ -273,7 +322,9 @@ RunSummary generate(const Options& o) {
   }
 
   Plan p;
-  if (o.model_type == "transformer") {
+  if (!o.module_csv.empty()) {
+    p = plan_csv(o);
+  } else if (o.model_type == "transformer") {
     p = plan_transformer(o);
   } else if (o.model_type == "gpt" || o.model_type == "dense" || o.model_type == "llama" ||
              o.model_type == "moe") {

@@ -26,6 +26,7 @@ struct Options {
   std::optional<int> zero_stage;  // 0-3; 3 is --weight_sharded 1
 
   std::string model_type = "transformer";
+  std::string module_csv;  // a reference-format sharding spreadsheet as the model
   // Model dimensions; unset ones take the model type's defaults.
   std::optional<int64_t> din, dout, dmodel, dff, seq, head, num_stacks, batch;
   std::optional<int64_t> dvocal, kvhead, experts, kexperts, micro_batch;
