@@ -7,6 +7,7 @@
 #include <thread>
 #include <vector>
 
+#include "stg/emit/stage_template.h"
 #include "stg/emit/trace_writer.h"
 #include "stg/io/output_files.h"
 #include "stg/lower/lower_stage.h"
@@ -101,8 +102,9 @@ Plan plan_transformer(const Options& o) {
   }
   const int64_t stacks = o.num_stacks.value_or(32);
   require(stacks >= 1, "--num_stacks " + std::to_string(stacks) + " is not valid: use >= 1");
-  require(o.pp <= stacks, "--pp " + std::to_string(o.pp) + " is larger than --num_stacks " +
-                              std::to_string(stacks) + ": every stage needs at least one block");
+  require(o.pp <= stacks + 2, "--pp " + std::to_string(o.pp) + " is larger than --num_stacks " +
+                                  std::to_string(stacks) + " + 2: every stage needs a block or an "
+                                  "embedding");
   const std::map<std::string, std::pair<const char*, int64_t>> degrees = {
       {"dp", {"--dp", o.dp}}, {"tp", {"--tp", o.tp}}, {"sp", {"--sp", o.sp}}, {"pp", {"--pp", o.pp}}};
   for (const auto& [symbol, flag_value] : degrees) {
@@ -188,8 +190,8 @@ Plan plan_later(const Options& o) {
                                  num(o.dp) + ": each data-parallel rank needs a whole share");
   const int64_t stacks = o.num_stacks.value_or(80);
   require(stacks >= 1, "--num_stacks " + num(stacks) + " is not valid: use >= 1");
-  require(o.pp <= stacks, "--pp " + num(o.pp) + " is larger than --num_stacks " + num(stacks) +
-                              ": every stage needs at least one block");
+  require(o.pp <= stacks + 2, "--pp " + num(o.pp) + " is larger than --num_stacks " + num(stacks) +
+                                  " + 2: every stage needs a block or an embedding");
   const bool tpsp = o.tpsp.value_or(true);
   require(tpsp || !moe, "--tpsp 0 is not available for --model_type moe: its layouts need "
                         "sequence-sharded activations (use --tpsp 1)");
@@ -355,7 +357,7 @@ RunSummary generate(const Options& o) {
   require(chunks == 1 || p.lower.schedule == lower::Schedule::kInterleaved,
           "--virtual_stages applies to --pipeline_schedule interleaved only: add it or drop "
           "--virtual_stages");
-  require(o.pp * chunks <= p.model.num_blocks,
+  require(chunks == 1 || o.pp * chunks <= p.model.num_blocks,
           "--pp " + std::to_string(o.pp) + " x --virtual_stages " + std::to_string(chunks) +
               " is larger than --num_stacks " + std::to_string(p.model.num_blocks) +
               ": every virtual stage needs at least one block");
@@ -407,11 +409,20 @@ RunSummary generate(const Options& o) {
   std::atomic<int64_t> bytes{static_cast<int64_t>(groups.size())}, nodes{0};
   const int threads =
       o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // v0.0.4: each stage serialised once, ranks only splice in their values.
+  std::vector<emit::StageTemplate> templates;
+  if (p.schema == emit::Schema::kV004)
+    for (const StageGraph& stage : stages) templates.emplace_back(stage);
   io::parallel_for(0, layout.num_ranks(), threads, [&](int64_t rank) {
     const RankBinding binding = layout.binding(rank);
-    const StageGraph& stage = stages[layout.coords_of(rank).stage];
+    const int stage_index = static_cast<int>(layout.coords_of(rank).stage);
+    const StageGraph& stage = stages[stage_index];
     std::string content;
-    emit::append_trace(content, stage, binding, p.schema);
+    if (templates.empty()) {
+      emit::append_trace(content, stage, binding, p.schema);
+    } else {
+      templates[stage_index].append_rank(content, binding);
+    }
     files.write(io::expand_rank(output_name, rank), content);
     bytes += static_cast<int64_t>(content.size());
     nodes += static_cast<int64_t>(stage.nodes.size());

@@ -58,7 +58,9 @@ void add_tensor_list(pb::Node& node, const char* name, const std::vector<TensorI
   }
 }
 
-void fill_node(pb::Node& out, const LoweredNode& n, const RankBinding& rank) {
+}  // namespace
+
+void fill_node_v004(pb::Node& out, const LoweredNode& n, const RankBinding& rank) {
   out.set_id(n.id);
   out.set_name(n.name);
   out.set_type(node_type(n.kind));
@@ -92,21 +94,23 @@ void fill_node(pb::Node& out, const LoweredNode& n, const RankBinding& rank) {
   }
 }
 
-}  // namespace
-
-void append_trace_v004(std::string& out, const StageGraph& stage, const RankBinding& rank) {
+void append_metadata_v004(std::string& out) {
   pb::GlobalMetadata meta;
   meta.set_version("0.0.4");
   pb::AttributeProto* schema = meta.add_attr();
   schema->set_name("schema");
   schema->set_string_val("stg");
   append_delimited(out, meta);
+}
+
+void append_trace_v004(std::string& out, const StageGraph& stage, const RankBinding& rank) {
+  append_metadata_v004(out);
 
   // One message reused for all nodes: Clear() keeps its allocations.
   pb::Node node;
   for (const LoweredNode& n : stage.nodes) {
     node.Clear();
-    fill_node(node, n, rank);
+    fill_node_v004(node, n, rank);
     append_delimited(out, node);
   }
 }

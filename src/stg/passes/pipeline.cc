@@ -20,11 +20,19 @@ PipelinePlan assign_stages(const graph::Graph& g, int pp, int num_blocks, int ch
   const int n = static_cast<int>(g.size());
   plan.stage_of.resize(n);
   plan.chunk_of.resize(n);
+  // More stages than blocks: the first and last parts become pipeline units
+  // of their own (in, blocks..., out), split contiguously like blocks.
+  const bool own_ends = pp * chunks > num_blocks;
   for (int i = 0; i < n; ++i) {
     const graph::Placement& p = g[i].placement;
-    const int virtual_stage = p.kind == Kind::kFirst  ? 0
-                              : p.kind == Kind::kLast ? pp * chunks - 1
-                                                      : stage_of_block(p.block, num_blocks, pp * chunks);
+    const int units = own_ends ? num_blocks + 2 : num_blocks;
+    const int unit = own_ends ? (p.kind == Kind::kFirst  ? 0
+                                 : p.kind == Kind::kLast ? num_blocks + 1
+                                                         : p.block + 1)
+                              : p.block;
+    const int virtual_stage = !own_ends && p.kind == Kind::kFirst  ? 0
+                              : !own_ends && p.kind == Kind::kLast ? pp * chunks - 1
+                                                                   : stage_of_block(unit, units, pp * chunks);
     plan.stage_of[i] = virtual_stage % pp;
     plan.chunk_of[i] = virtual_stage / pp;
   }

@@ -31,7 +31,8 @@ struct PipelinePlan {
 // Stage of block `block` of `num_blocks` under contiguous balanced placement.
 int stage_of_block(int block, int num_blocks, int pp);
 
-// With `chunks` > 1 (interleaved schedules) the blocks are split into
+// With more stages than blocks (at most two more), the first and the last
+// part get stages of their own. With `chunks` > 1 (interleaved schedules) the blocks are split into
 // pp*chunks contiguous virtual stages, assigned round-robin: chunk c of
 // stage s holds virtual stage c*pp + s.
 PipelinePlan assign_stages(const graph::Graph& g, int pp, int num_blocks, int chunks = 1);
