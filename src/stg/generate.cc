@@ -337,6 +337,8 @@ RunSummary generate(const Options& o) {
   }
   p.schema = schema;
 
+  const int threads =
+      o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   p.lower.io.mixed_precision = o.mixed_precision.value_or(false);
   if (o.units == "physical") {
     p.lower.flops_per_mac = 2;
@@ -375,8 +377,13 @@ RunSummary generate(const Options& o) {
     p.lower.active_axes.clear();
     for (const auto& a : p.model.axes)
       if (p.degree[static_cast<int>(a.axis)] > 1) p.lower.active_axes.push_back(a);
-    for (int s = 0; s < o.pp; ++s)
-      stages.push_back(lower::lower_stage(p.model.graph, p.pipeline, s, p.values, p.lower));
+    // Stages are lowered concurrently; the graph is only read from here on.
+    p.model.graph.evaluate_all();
+    stages.resize(o.pp);
+    io::parallel_for(0, o.pp, threads, [&](int64_t s) {
+      stages[s] = lower::lower_stage(p.model.graph, p.pipeline, static_cast<int>(s), p.values,
+                                     p.lower);
+    });
   } catch (const lower::SizeError& e) {
     throw UsageError(e.what());
   }
@@ -407,8 +414,6 @@ RunSummary generate(const Options& o) {
   const std::string groups = layout.comm_group_json();
   files.write(comm_group_name, groups);
   std::atomic<int64_t> bytes{static_cast<int64_t>(groups.size())}, nodes{0};
-  const int threads =
-      o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   // v0.0.4: each stage serialised once, ranks only splice in their values.
   std::vector<emit::StageTemplate> templates;
   if (p.schema == emit::Schema::kV004)

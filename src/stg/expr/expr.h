@@ -105,6 +105,10 @@ class Expr {
   // (parenthesised when it has more than one factor): "Seq/(cp*tp)".
   std::string str() const;
 
+  // Shared representation: equal for copies of one expression, so callers
+  // can memoise per expression (null for zero).
+  const void* identity() const { return terms_.get(); }
+
   using Terms = std::map<Monomial, Rational>;
   const Terms& terms() const { return terms_ ? *terms_ : empty_terms(); }
 

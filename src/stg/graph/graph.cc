@@ -214,12 +214,21 @@ void Graph::mark_backward_from(int first) {
   for (size_t i = first; i < tensors_.size(); ++i) tensors_[i].backward = true;
 }
 
-void rename_symbols(Tensor& t, const std::map<std::string, Expr>& renames) {
+void rename_symbols(Tensor& t, const std::map<std::string, Expr>& renames, RenameMemo* memo) {
   if (renames.empty()) return;
+  auto rename = [&](Expr& e) {
+    if (!memo || !e.identity()) {
+      e = e.substitute(renames);
+      return;
+    }
+    auto [it, fresh] = memo->try_emplace(e.identity());
+    if (fresh) it->second = e.substitute(renames);
+    e = it->second;
+  };
   for (auto* shape : {&t.x1_shape, &t.x1_hidden, &t.x2_shape, &t.x2_hidden})
     if (*shape)
-      for (Expr& dim : **shape) dim = dim.substitute(renames);
-  if (!t.factor.is_zero()) t.factor = t.factor.substitute(renames);
+      for (Expr& dim : **shape) rename(dim);
+  if (!t.factor.is_zero()) rename(t.factor);
 }
 
 void Graph::substitute(const std::map<std::string, Expr>& renames) {
@@ -255,6 +264,10 @@ void Graph::link(std::string_view from, std::string_view to, bool force) {
   t.op = Op::kIdentity;
   t.x1 = f;
   if (static_cast<size_t>(to_index) < results_.size()) results_[to_index].reset();
+}
+
+void Graph::evaluate_all() const {
+  for (size_t i = 0; i < tensors_.size(); ++i) result(static_cast<int>(i));
 }
 
 const OpResult& Graph::result(int i) const {

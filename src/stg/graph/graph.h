@@ -17,8 +17,11 @@
 
 namespace stg::graph {
 
-// Renames symbols in a tensor's views and op attributes.
-void rename_symbols(Tensor& t, const std::map<std::string, expr::Expr>& renames);
+// Renames symbols in a tensor's views and op attributes. `memo` (optional)
+// remembers results per expression across calls with the same renames.
+using RenameMemo = std::unordered_map<const void*, expr::Expr>;
+void rename_symbols(Tensor& t, const std::map<std::string, expr::Expr>& renames,
+                    RenameMemo* memo = nullptr);
 
 // Parses "Batch/dp, Seq/sp, Dmodel/tp" into a shape.
 Shape parse_shape(std::string_view text);
@@ -100,6 +103,8 @@ class Graph {
 
   // Output shape/hidden/ops of every tensor, cached until the graph changes.
   const OpResult& result(int i) const;
+  // Fills the cache so that concurrent result() calls only read it.
+  void evaluate_all() const;
 
  private:
   int ref(const std::string& id) const { return id.empty() ? -1 : at(id); }

@@ -55,11 +55,14 @@ class StageLowering {
       throw SizeError("a size overflows 64 bits in the chosen units");
     return out;
   }
-  TensorInfo info(int tensor, bool shadow = false) const {
-    return io_info(g_, tensor, shadow, values_, options_.io);
+  // Cached: a tensor is the input of several nodes.
+  const TensorInfo& info(int tensor, bool shadow = false) {
+    auto [it, fresh] = info_cache_.try_emplace(tensor * 2 + (shadow ? 1 : 0));
+    if (fresh) it->second = io_info(g_, tensor, shadow, values_, options_.io);
+    return it->second;
   }
   bool is_local(int tensor) const { return plan_.stage_of[tensor] == stage_; }
-  TensorInfo input_info(int tensor) const { return info(tensor, !is_local(tensor)); }
+  const TensorInfo& input_info(int tensor) { return info(tensor, !is_local(tensor)); }
 
   int push(LoweredNode n) {
     nodes_.push_back(std::move(n));
@@ -338,6 +341,7 @@ class StageLowering {
   std::unordered_map<int, TensorNodes> where_;
   std::unordered_map<int, int> remote_output_;  // producer -> its RECV here
   std::vector<bool> removed_;
+  std::unordered_map<int, TensorInfo> info_cache_;
   const std::vector<Step> steps_;
   std::vector<int> step_of_;  // per node: its step index, -1 if none
 };

@@ -40,6 +40,9 @@ Graph replicate_micro_batches(const Graph& g, int count) {
   };
 
   const std::map<std::string, Expr> renames = {{"Batch", Expr::symbol("MicroBatch")}};
+  // Copies share expressions, so each distinct one is renamed once. The memo
+  // keys stay valid: the originals outlive this function.
+  graph::RenameMemo memo;
   for (int mb = 0; mb < count; ++mb) {
     const std::string prefix = "mb" + std::to_string(mb) + ".";
     for (int i = 0; i < n; ++i) {
@@ -55,7 +58,7 @@ Graph replicate_micro_batches(const Graph& g, int count) {
       for (int& d : t.extra_deps) map(d);
       // Per-micro-batch gradients are no longer the weights' gradients.
       if (t.grad_of >= 0) t.grad_of = is_weight[t.grad_of] ? -1 : copy_of(t.grad_of, mb);
-      graph::rename_symbols(t, renames);
+      graph::rename_symbols(t, renames, &memo);
       out.add(std::move(t));
     }
   }

@@ -38,7 +38,8 @@ int64_t ValidationReport::violations() const {
 
 int ValidationReport::exit_status() const {
   if (!errors.empty()) return 2;
-  return violations() > 0 ? 1 : 0;
+  if (replay && !replay->error.empty()) return 2;
+  return violations() > 0 || (replay && !replay->completed) ? 1 : 0;
 }
 
 std::string ValidationReport::verdict() const {
@@ -715,6 +716,14 @@ ValidationReport validate_dir(const std::string& dir, const ValidateOptions& opt
         },
         n);
   }
+  if (options.replay) {
+    if (report.errors.empty()) {
+      report.replay = replay_dir(dir, options.comm_group_file, options.threads);
+    } else {
+      report.replay = ReplayResult();
+      report.replay->error = "not run: the input has errors";
+    }
+  }
   return finish();
 }
 
@@ -739,6 +748,7 @@ void print_report(const ValidationReport& report) {
     for (const std::string& e : report.errors)
       std::fprintf(stderr, "validate: error: %s\n", e.c_str());
   std::printf("%s\n", report.verdict().c_str());
+  if (report.replay) std::fputs(replay_summary(*report.replay).c_str(), stdout);
   std::fflush(stdout);
 }
 
@@ -746,6 +756,7 @@ namespace {
 
 const char kValidateUsage[] =
     "usage: stg validate DIR [--comm_group FILE] [--threads N] [--show N] [--require_pg_name]\n"
+    "                        [--replay]\n"
     "\n"
     "Checks that the per-rank Chakra traces in DIR (v0.0.4, v0.0.1 or JSON) and\n"
     "their comm-group file can be replayed by ASTRA-sim without hanging:\n"
@@ -761,8 +772,12 @@ const char kValidateUsage[] =
     "  --threads N         reader threads (default: one per core)\n"
     "  --show N            violations printed per rule (default 5)\n"
     "  --require_pg_name   v0.0.4 collectives must use the string attribute pg_name\n"
+    "  --replay            then replay all ranks (order only, ASTRA-sim issue rules)\n"
+    "                      and fail (exit 1) if some node never completes; holds\n"
+    "                      every rank's graph in memory at once\n"
     "\n"
-    "Exit status: 0 clean, 1 violations, 2 unreadable input or usage error.\n";
+    "Exit status: 0 clean, 1 violations or a stuck replay, 2 unreadable input or\n"
+    "usage error.\n";
 
 int usage_error(const std::string& message) {
   std::fprintf(stderr, "stg validate: error: %s\n%s", message.c_str(), kValidateUsage);
@@ -815,6 +830,9 @@ int validate_main(const std::vector<std::string>& args) {
     } else if (a == "--require_pg_name") {
       if (has_value) return usage_error("--require_pg_name takes no value");
       options.require_pg_name = true;
+    } else if (a == "--replay") {
+      if (has_value) return usage_error("--replay takes no value");
+      options.replay = true;
     } else if (!a.empty() && a[0] == '-') {
       return usage_error("unknown option " + args[i]);
     } else if (dir.empty()) {

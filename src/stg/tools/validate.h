@@ -20,12 +20,18 @@
 //   R5 every compute node has num_ops and a non-zero tensor_size
 // An unreadable file (truncated, bad varint, malformed JSON) is an error,
 // not a violation: exit status 2.
+// With --replay (ValidateOptions::replay) the static checks are followed by
+// a dynamic, order-only replay of all ranks (replay.h) that proves the set
+// runs to completion; a stuck replay counts like a violation (exit 1).
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
+
+#include "stg/tools/replay.h"
 
 namespace stg::tools {
 
@@ -42,6 +48,9 @@ struct ValidateOptions {
   // pg_name, which is what ASTRA-sim HEAD reads (the 2024 reference wrote
   // the int32 attribute comm_group instead).
   bool require_pg_name = false;
+  // After the static checks, replay the whole set (replay.h). Opt-in: it
+  // holds every rank's graph in memory at once.
+  bool replay = false;
 };
 
 struct Violation {
@@ -59,10 +68,14 @@ struct ValidationReport {
   std::vector<std::string> notes;   // informational (e.g. no comm-group file)
   std::array<int64_t, kNumRules> counts{};
   std::vector<Violation> shown;  // first max_shown per rule, in rule order
+  // Set when options.replay was given (with an error when the input was
+  // unreadable and the replay did not run).
+  std::optional<ReplayResult> replay;
 
   int64_t violations() const;
   int64_t count(Rule r) const { return counts[static_cast<int>(r)]; }
-  // 2 if there are errors, else 1 if there are violations, else 0.
+  // 2 if there are errors, else 1 if there are violations or the replay is
+  // stuck, else 0.
   int exit_status() const;
   // "validate: 0 violations in 8 ranks (572 nodes)" and variants.
   std::string verdict() const;
@@ -72,11 +85,13 @@ struct ValidationReport {
 // report.errors.
 ValidationReport validate_dir(const std::string& dir, const ValidateOptions& options = {});
 
-// Prints the violations, per-rule counts, errors (to stderr) and the verdict.
+// Prints the violations, per-rule counts, errors (to stderr), the verdict
+// and the replay summary (replay_summary) when there is one.
 void print_report(const ValidationReport& report);
 
 // `stg validate` with the arguments after the word "validate":
 //   DIR [--comm_group FILE] [--threads N] [--show N] [--require_pg_name]
+//       [--replay]
 // Returns the exit status (0 clean, 1 violations, 2 unreadable input or
 // usage error).
 int validate_main(const std::vector<std::string>& args);
