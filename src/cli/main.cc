@@ -96,6 +96,8 @@ int generate_main(int argc, char** argv) {
   app.add_option("--zero_stage", o.zero_stage, "ZeRO stage 0-3 (3 = --weight_sharded 1)");
   app.add_option("--units", o.units, "stg (elements, MACs; default) or physical (bytes, FLOPs)");
   app.add_option("--dtype", o.dtype, "fp32, bf16 (default), fp16 or fp8: bytes per element");
+  app.add_option("--ranks", o.ranks,
+                 "A-B: write only ranks A..B (same bytes as a full run; the comm-group file too)");
   app.add_option("--threads", o.threads, "writer threads (default: one per core)");
   app.add_flag("--quiet", quiet, "print nothing on success");
   app.add_flag("--validate", validate, "validate the output (stg validate) after writing it");

@@ -10,6 +10,7 @@
 #include "stg/emit/stage_template.h"
 #include "stg/emit/trace_writer.h"
 #include "stg/io/output_files.h"
+#include "stg/io/progress.h"
 #include "stg/lower/lower_stage.h"
 #include "stg/lower/rank_layout.h"
 #include "stg/lower/schedule.h"
@@ -289,6 +290,29 @@ Plan plan_csv(const Options& o) {
   return p;
 }
 
+// --ranks A-B (inclusive), or every rank.
+std::pair<int64_t, int64_t> rank_range(const Options& o, int64_t num_ranks) {
+  if (o.ranks.empty()) return {0, num_ranks - 1};
+  const auto dash = o.ranks.find('-');
+  int64_t first = -1, last = -1;
+  try {
+    size_t used = 0;
+    first = std::stoll(o.ranks.substr(0, dash), &used);
+    if (used != (dash == std::string::npos ? o.ranks.size() : dash)) first = -1;
+    last = first;
+    if (dash != std::string::npos) {
+      last = std::stoll(o.ranks.substr(dash + 1), &used);
+      if (used != o.ranks.size() - dash - 1) last = -1;
+    }
+  } catch (const std::exception&) {
+    first = last = -1;
+  }
+  require(first >= 0 && last >= first && last < num_ranks,
+          "--ranks '" + o.ranks + "' is not a range of this run's ranks: use A-B with 0 <= A <= B <= " +
+              std::to_string(num_ranks - 1));
+  return {first, last};
+}
+
 }  // namespace
 
 RunSummary generate(const Options& o) {
@@ -392,6 +416,7 @@ RunSummary generate(const Options& o) {
   for (const auto& a : p.model.axes) axes.push_back(a.axis);
   const lower::RankLayout layout(o.pp, p.degree, axes);
 
+  const auto [first_rank, last_rank] = rank_range(o, layout.num_ranks());
   io::OutputFiles files(o.output_dir);
   try {
     files.prepare();
@@ -418,7 +443,8 @@ RunSummary generate(const Options& o) {
   std::vector<emit::StageTemplate> templates;
   if (p.schema == emit::Schema::kV004)
     for (const StageGraph& stage : stages) templates.emplace_back(stage);
-  io::parallel_for(0, layout.num_ranks(), threads, [&](int64_t rank) {
+  io::Progress progress(last_rank - first_rank + 1, "ranks");
+  io::parallel_for(first_rank, last_rank + 1, threads, [&](int64_t rank) {
     const RankBinding binding = layout.binding(rank);
     const int stage_index = static_cast<int>(layout.coords_of(rank).stage);
     const StageGraph& stage = stages[stage_index];
@@ -431,9 +457,10 @@ RunSummary generate(const Options& o) {
     files.write(io::expand_rank(output_name, rank), content);
     bytes += static_cast<int64_t>(content.size());
     nodes += static_cast<int64_t>(stage.nodes.size());
+    progress.advance(1, static_cast<int64_t>(content.size()));
   });
   files.commit();
-  summary.files = layout.num_ranks() + 1;
+  summary.files = last_rank - first_rank + 2;
   summary.bytes = bytes;
   summary.nodes = nodes;
   return summary;

@@ -38,7 +38,8 @@ struct Options {
   std::string units = "stg";    // stg (elements, MACs) or physical (bytes, FLOPs)
   std::string dtype = "bf16";   // bytes per element for --units physical
 
-  int threads = 0;  // 0: one per core
+  std::string ranks;  // "A-B": write only these ranks (same bytes as a full run)
+  int threads = 0;    // 0: one per core
 };
 
 }  // namespace stg

@@ -191,8 +191,10 @@ std::string group_text(const std::string& g) {
 
 std::string rank_list(const std::vector<int64_t>& ranks, size_t show = 8) {
   std::string s;
-  for (size_t i = 0; i < ranks.size() && i < show; ++i)
-    s += (i ? "," : "") + std::to_string(ranks[i]);
+  for (size_t i = 0; i < ranks.size() && i < show; ++i) {
+    if (i) s += ',';
+    s += std::to_string(ranks[i]);
+  }
   if (ranks.size() > show) s += ",... (" + std::to_string(ranks.size()) + " ranks)";
   return s;
 }
@@ -345,7 +347,10 @@ void Replay::resolve() {
       const P2PKey key =
           g.kind[i] == kSend ? P2PKey{r, c.peer, c.tag, c.size} : P2PKey{c.peer, r, c.tag, c.size};
       auto [it, inserted] = channel_index.emplace(key, static_cast<int32_t>(channels_.size()));
-      if (inserted) channels_.push_back(Channel{key});
+      if (inserted) {
+        channels_.emplace_back();
+        channels_.back().key = key;
+      }
       c.channel = it->second;
       Channel& ch = channels_[static_cast<size_t>(c.channel)];
       ++(g.kind[i] == kSend ? ch.sends : ch.recvs);
