@@ -60,54 +60,34 @@ struct RankGraph {
   }
 };
 
-RankGraph build_graph(std::vector<TraceNode>& nodes) {
-  RankGraph g;
-  g.present = true;
-  const size_t n = nodes.size();
-  g.ids.resize(n);
-  g.name_off.resize(n + 1, 0);
-  g.kind.resize(n, kOther);
-  g.state.assign(n, kWaiting);
-  g.remaining.assign(n, 0);
-  g.dep_start.assign(n + 1, 0);
-  g.comm.assign(n, -1);
-  std::unordered_map<uint64_t, uint32_t> index;
-  index.reserve(n * 2);
-  size_t blob = 0;
-  for (size_t i = 0; i < n; ++i) {
-    index.emplace(nodes[i].id, static_cast<uint32_t>(i));  // first occurrence wins
-    blob += nodes[i].name.size();
+// Reads one rank's file node by node into the compact form (the TraceNodes
+// are not kept). False with `error` on a read error.
+bool read_graph(const std::string& path, RankGraph& g, std::string& error) {
+  TraceReader reader;
+  if (!reader.open(path)) {
+    error = reader.error();
+    return false;
   }
-  g.name_blob.reserve(blob);
-  size_t edges = 0;
-  for (const TraceNode& t : nodes) edges += t.data_deps.size() + t.ctrl_deps.size();
-  g.deps.reserve(edges);
-  std::vector<uint32_t> child_count(n + 1, 0);
-  for (size_t i = 0; i < n; ++i) {
-    TraceNode& t = nodes[i];
-    g.ids[i] = t.id;
+  std::vector<uint64_t> dep_ids;  // as written, resolved below
+  g.dep_start.push_back(0);
+  g.name_off.push_back(0);
+  TraceNode t;
+  while (reader.next(t)) {
+    g.ids.push_back(t.id);
     g.name_blob += t.name;
-    g.name_off[i + 1] = g.name_blob.size();
-    for (const auto* list : {&t.data_deps, &t.ctrl_deps})
-      for (uint64_t d : *list) {
-        auto it = index.find(d);
-        if (it == index.end()) {
-          g.deps.push_back(kMissingDep);
-          if (g.missing_ids.empty() || g.missing_ids.back().first != i)
-            g.missing_ids.emplace_back(static_cast<uint32_t>(i), d);
-        } else {
-          g.deps.push_back(it->second);
-          ++child_count[it->second + 1];
-        }
-        ++g.remaining[i];
-      }
-    g.dep_start[i + 1] = static_cast<uint32_t>(g.deps.size());
+    g.name_off.push_back(g.name_blob.size());
+    dep_ids.insert(dep_ids.end(), t.data_deps.begin(), t.data_deps.end());
+    dep_ids.insert(dep_ids.end(), t.ctrl_deps.begin(), t.ctrl_deps.end());
+    g.dep_start.push_back(static_cast<uint32_t>(dep_ids.size()));
     Kind k = kOther;
     if (t.kind == NodeKind::kSend) k = kSend;
     if (t.kind == NodeKind::kRecv) k = kRecv;
     if (t.kind == NodeKind::kColl) k = kColl;
-    g.kind[i] = k;
-    if (k == kOther) continue;
+    g.kind.push_back(k);
+    if (k == kOther) {
+      g.comm.push_back(-1);
+      continue;
+    }
     CommInfo c;
     c.missing = t.missing;
     c.size = t.comm_size.value_or(0);
@@ -115,9 +95,42 @@ RankGraph build_graph(std::vector<TraceNode>& nodes) {
     if (k == kSend) c.peer = t.comm_dst.value_or(-1);
     if (k == kRecv) c.peer = t.comm_src.value_or(-1);
     if (k == kColl) c.type = t.comm_type.value_or(-1);
-    g.comm[i] = static_cast<int32_t>(g.comms.size());
+    g.comm.push_back(static_cast<int32_t>(g.comms.size()));
     g.comms.push_back(c);
     g.comm_groups.push_back(k == kColl ? t.group.value_or(std::string()) : std::string());
+  }
+  if (!reader.error().empty()) {
+    error = reader.error();
+    return false;
+  }
+  if (g.ids.size() >= kMissingDep || dep_ids.size() >= kMissingDep) {
+    error = path + ": too many nodes or dependencies for the replay";
+    return false;
+  }
+
+  const size_t n = g.ids.size();
+  g.present = true;
+  g.state.assign(n, kWaiting);
+  g.remaining.assign(n, 0);
+  std::unordered_map<uint64_t, uint32_t> index;
+  index.reserve(n * 2);
+  for (size_t i = 0; i < n; ++i)
+    index.emplace(g.ids[i], static_cast<uint32_t>(i));  // first occurrence wins
+  g.deps.resize(dep_ids.size());
+  std::vector<uint32_t> child_count(n + 1, 0);
+  for (size_t i = 0; i < n; ++i) {
+    g.remaining[i] = g.dep_start[i + 1] - g.dep_start[i];
+    for (uint32_t k = g.dep_start[i]; k < g.dep_start[i + 1]; ++k) {
+      auto it = index.find(dep_ids[k]);
+      if (it == index.end()) {
+        g.deps[k] = kMissingDep;
+        if (g.missing_ids.empty() || g.missing_ids.back().first != i)
+          g.missing_ids.emplace_back(static_cast<uint32_t>(i), dep_ids[k]);
+      } else {
+        g.deps[k] = it->second;
+        ++child_count[it->second + 1];
+      }
+    }
   }
   for (size_t i = 0; i < n; ++i) child_count[i + 1] += child_count[i];
   g.child_start = child_count;
@@ -126,7 +139,7 @@ RankGraph build_graph(std::vector<TraceNode>& nodes) {
   for (size_t i = 0; i < n; ++i)
     for (uint32_t k = g.dep_start[i]; k < g.dep_start[i + 1]; ++k)
       if (g.deps[k] != kMissingDep) g.children[fill[g.deps[k]]++] = static_cast<uint32_t>(i);
-  return g;
+  return true;
 }
 
 struct P2PKey {
@@ -281,15 +294,14 @@ bool Replay::load(const std::string& dir, const std::string& comm_group_file, in
   std::vector<std::pair<int64_t, std::string>> errors;
   stg::io::parallel_for(0, static_cast<int64_t>(work.size()), threads, [&](int64_t w) {
     const auto& [rank, path] = work[static_cast<size_t>(w)];
-    std::vector<TraceNode> nodes;
-    TraceFormat format;
+    RankGraph g;
     std::string err;
-    if (!read_trace(path, nodes, format, err)) {
+    if (!read_graph(path, g, err)) {
       std::lock_guard lock(mutex);
       errors.emplace_back(rank, std::move(err));
       return;
     }
-    graphs_[static_cast<size_t>(rank)] = build_graph(nodes);
+    graphs_[static_cast<size_t>(rank)] = std::move(g);
   });
   if (!errors.empty()) {
     std::sort(errors.begin(), errors.end());

@@ -49,11 +49,13 @@ struct ReplayResult {
   int64_t ranks = 0;       // N: ranks 0..N-1 (trace files and comm-group members)
   int64_t nodes_done = 0;
   int64_t nodes_total = 0;
-  // First few stuck nodes, by rank then file position: "rank R node ID
-  // \"name\": why" (the dependency, peer or group members it waits for).
-  // Nodes that are issued but blocked on another rank come first; nodes
-  // blocked only by their own rank's dependencies are listed when a rank
-  // has nothing else to show (a dependency cycle or a missing id).
+  // First few (10) stuck nodes, sorted by rank then file position:
+  // "rank R node ID \"name\": why" (the dependency, peer or group members
+  // it waits for, following the chain on the peer down to what blocks it).
+  // Every stuck rank gets one entry before any gets a second (up to the
+  // limit). A rank's entries are its issued but blocked receives and
+  // collectives; a rank with none shows its first unfinished node and the
+  // dependency cycle or missing id that holds it.
   std::vector<std::string> stuck;
   int64_t stuck_nodes = 0;  // issued (ready) but incomplete nodes, all ranks
   int64_t stuck_ranks = 0;  // ranks with incomplete nodes
