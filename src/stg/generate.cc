@@ -233,7 +233,7 @@ Plan plan_later(const Options& o) {
   p.model.axes = model.axes;
   p.model.num_blocks = model.num_blocks;
   p.micro_batches = static_cast<int>(batch / micro);
-  p.model.graph = passes::replicate_micro_batches(model.graph, p.micro_batches);
+  p.model.graph = passes::replicate_micro_batches(std::move(model.graph), p.micro_batches);
   const int zero = zero_stage(o);
   const expr::Expr dp = expr::Expr::symbol("dp"), one = expr::Expr::constant(1);
   p.model.graph.substitute({{"fsdp", zero == 3 ? dp : one}, {"gshard", zero >= 2 ? dp : one}});

@@ -222,8 +222,8 @@ void rename_symbols(Tensor& t, const std::map<std::string, Expr>& renames, Renam
       return;
     }
     auto [it, fresh] = memo->try_emplace(e.identity());
-    if (fresh) it->second = e.substitute(renames);
-    e = it->second;
+    if (fresh) it->second = {e, e.substitute(renames)};
+    e = it->second.second;
   };
   for (auto* shape : {&t.x1_shape, &t.x1_hidden, &t.x2_shape, &t.x2_hidden})
     if (*shape)

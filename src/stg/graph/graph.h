@@ -19,7 +19,8 @@ namespace stg::graph {
 
 // Renames symbols in a tensor's views and op attributes. `memo` (optional)
 // remembers results per expression across calls with the same renames.
-using RenameMemo = std::unordered_map<const void*, expr::Expr>;
+// (The original is kept so that its identity cannot be reused.)
+using RenameMemo = std::unordered_map<const void*, std::pair<expr::Expr, expr::Expr>>;
 void rename_symbols(Tensor& t, const std::map<std::string, expr::Expr>& renames,
                     RenameMemo* memo = nullptr);
 

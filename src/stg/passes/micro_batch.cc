@@ -10,7 +10,7 @@ using graph::Graph;
 using graph::Op;
 using graph::Tensor;
 
-Graph replicate_micro_batches(const Graph& g, int count) {
+Graph replicate_micro_batches(Graph g, int count) {
   const int n = static_cast<int>(g.size());
   std::vector<bool> is_weight(n, false);
   std::map<int, int> grad_of_weight;  // weight -> its gradient
@@ -40,14 +40,25 @@ Graph replicate_micro_batches(const Graph& g, int count) {
   };
 
   const std::map<std::string, Expr> renames = {{"Batch", Expr::symbol("MicroBatch")}};
-  // Copies share expressions, so each distinct one is renamed once. The memo
-  // keys stay valid: the originals outlive this function.
+  // Copies share expressions, so each distinct one is renamed once.
   graph::RenameMemo memo;
+  // What the accumulated gradients need of the originals, kept before the
+  // last replica takes the tensors.
+  std::map<int, Tensor> grad_header;
+  for (const auto& [weight, grad] : grad_of_weight) {
+    Tensor h;
+    h.name = g[grad].name;
+    h.revision = g[grad].revision;
+    h.backward = g[grad].backward;
+    h.placement = g[grad].placement;
+    grad_header[grad] = std::move(h);
+  }
   for (int mb = 0; mb < count; ++mb) {
     const std::string prefix = "mb" + std::to_string(mb) + ".";
     for (int i = 0; i < n; ++i) {
       if (is_weight[i]) continue;
-      Tensor t = g[i];
+      // The last replica takes the tensors instead of copying them.
+      Tensor t = mb + 1 < count ? g[i] : std::move(g.mutable_tensor(i));
       t.name = prefix + t.name;
       t.micro_batch = mb;
       auto map = [&](int& ref) {
@@ -68,18 +79,19 @@ Graph replicate_micro_batches(const Graph& g, int count) {
     const int first = copy_of(grad, 0);
     const graph::OpResult view = out.result(first);
     Tensor sum;
-    sum.name = g[grad].name;
-    sum.revision = g[grad].revision;
+    const Tensor& original = grad_header.at(grad);
+    sum.name = original.name;
+    sum.revision = original.revision;
     sum.op = Op::kCustom;
     sum.factor = expr::product(view.y_shape);  // one addition per element
     sum.x1 = first;
     sum.x1_shape = sum.x2_shape = view.y_shape;
     sum.x1_hidden = sum.x2_hidden = view.y_hidden;
     for (int mb = 1; mb < count; ++mb) sum.extra_deps.push_back(copy_of(grad, mb));
-    sum.backward = g[grad].backward;
+    sum.backward = original.backward;
     sum.micro_batch = -1;  // after all micro-batches
     sum.role = graph::Role::kGradient;
-    sum.placement = g[grad].placement;
+    sum.placement = original.placement;
     const int index = out.add(std::move(sum));
     out.mutable_tensor(index).grad_of = shared[weight];
   }

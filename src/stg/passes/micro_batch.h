@@ -9,6 +9,7 @@
 
 namespace stg::passes {
 
-graph::Graph replicate_micro_batches(const graph::Graph& g, int count);
+// Takes the graph by value: the last replica reuses its tensors.
+graph::Graph replicate_micro_batches(graph::Graph g, int count);
 
 }  // namespace stg::passes
