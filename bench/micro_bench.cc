@@ -39,9 +39,9 @@ struct Fixture {
     model.graph.substitute({{"fsdp", Expr::constant(1)}, {"gshard", Expr::constant(1)}});
     stg::passes::add_weight_updates(model.graph);
     plan = stg::passes::assign_stages(model.graph, 2, layers);
-    values.by_symbol = {{"Dvocal", 32000}, {"Dmodel", 8192}, {"Dff", 28672},    {"Batch", 64},
-                        {"MicroBatch", 64}, {"Seq", 1024},  {"Head", 64},      {"KVHead", 8},
-                        {"dp", 2},          {"tp", 2},      {"cp", 1},         {"ep", 1}};
+    values.by_symbol = {{"Dvocal", 32000},  {"Dmodel", 8192}, {"Dff", 28672}, {"Batch", 64},
+                        {"MicroBatch", 64}, {"Seq", 1024},    {"Head", 64},   {"KVHead", 8},
+                        {"dp", 2},          {"tp", 2},        {"cp", 1},      {"ep", 1}};
     options.active_axes = {{stg::Axis::kDp, "dp"}, {stg::Axis::kTp, "tp"}};
     options.claim_rule = stg::lower::ClaimRule::kEveryAxisInDim;
     model.graph.evaluate_all();
@@ -51,15 +51,18 @@ struct Fixture {
 void BM_LowerStage(benchmark::State& state) {
   Fixture f(static_cast<int>(state.range(0)));
   for (auto _ : state)
-    benchmark::DoNotOptimize(stg::lower::lower_stage(f.model.graph, f.plan, 0, f.values, f.options));
+    benchmark::DoNotOptimize(
+        stg::lower::lower_stage(f.model.graph, f.plan, 0, f.values, f.options));
 }
 BENCHMARK(BM_LowerStage)->Arg(8)->Arg(80)->Unit(benchmark::kMillisecond);
 
 void BM_SerializeRank(benchmark::State& state) {
   Fixture f(80);
-  const stg::StageGraph stage = stg::lower::lower_stage(f.model.graph, f.plan, 0, f.values, f.options);
+  const stg::StageGraph stage =
+      stg::lower::lower_stage(f.model.graph, f.plan, 0, f.values, f.options);
   const stg::emit::StageTemplate tmpl(stage);
-  const stg::lower::RankLayout layout(2, {2, 2, 1, 1}, {stg::Axis::kDp, stg::Axis::kTp, stg::Axis::kSp});
+  const stg::lower::RankLayout layout(2, {2, 2, 1, 1},
+                                      {stg::Axis::kDp, stg::Axis::kTp, stg::Axis::kSp});
   const stg::RankBinding binding = layout.binding(1);
   std::string out;
   for (auto _ : state) {

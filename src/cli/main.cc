@@ -18,7 +18,8 @@ namespace {
 
 // 0/1/true/false/yes/no (and t/f/y/n), any case.
 bool parse_bool(const std::string& flag, std::string text) {
-  std::transform(text.begin(), text.end(), text.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   if (text == "1" || text == "true" || text == "t" || text == "yes" || text == "y") return true;
   if (text == "0" || text == "false" || text == "f" || text == "no" || text == "n") return false;
   throw stg::UsageError(flag + " '" + text + "' is not a boolean: use 0/1, true/false or yes/no");
@@ -65,7 +66,8 @@ int generate_main(int argc, char** argv) {
                  "trace file name, %d = rank (default workload.%d.et)");
   app.add_option("--comm_group_file", o.comm_group_file,
                  "comm-group file name inside --output_dir (default: derived from --output_name)");
-  app.add_option("--chakra_schema_version", o.chakra_schema_version, "v0.0.4 (default), v0.0.1 or json");
+  app.add_option("--chakra_schema_version", o.chakra_schema_version,
+                 "v0.0.4 (default), v0.0.1 or json");
   app.add_option("--dp", o.dp, "data-parallel degree");
   app.add_option("--tp", o.tp, "tensor-parallel degree");
   app.add_option("--sp", o.sp, "sequence-parallel degree");
@@ -120,7 +122,8 @@ int generate_main(int argc, char** argv) {
   try {
     if (!weight_sharded.empty()) o.weight_sharded = parse_bool("--weight_sharded", weight_sharded);
     if (!tpsp.empty()) o.tpsp = parse_bool("--tpsp", tpsp);
-    if (!recompute.empty()) o.activation_recompute = parse_bool("--activation_recompute", recompute);
+    if (!recompute.empty())
+      o.activation_recompute = parse_bool("--activation_recompute", recompute);
     if (!mixed.empty()) o.mixed_precision = parse_bool("--mixed_precision", mixed);
     if (!vram.empty()) o.print_gpu_vram = parse_bool("--print_gpu_vram", vram);
     if (!preset.empty() && !hf_config.empty())

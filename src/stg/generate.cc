@@ -20,9 +20,9 @@
 #include "stg/models/transformer.h"
 #include "stg/passes/grad_update.h"
 #include "stg/passes/micro_batch.h"
+#include "stg/passes/pipeline.h"
 #include "stg/passes/recompute.h"
 #include "stg/report/memory.h"
-#include "stg/passes/pipeline.h"
 
 namespace stg {
 namespace {
@@ -72,7 +72,8 @@ void refuse_later_flags(const Options& o) {
 // --weight_sharded 1 is ZeRO stage 3.
 int zero_stage(const Options& o) {
   const int zero = o.zero_stage.value_or(o.weight_sharded ? 3 : 0);
-  require(zero >= 0 && zero <= 3, "--zero_stage " + std::to_string(zero) + " is not valid: use 0, 1, 2 or 3");
+  require(zero >= 0 && zero <= 3,
+          "--zero_stage " + std::to_string(zero) + " is not valid: use 0, 1, 2 or 3");
   require(!o.weight_sharded || zero == 3,
           "--weight_sharded 1 is ZeRO stage 3: drop it or use --zero_stage 3");
   return zero;
@@ -88,9 +89,9 @@ Plan plan_transformer(const Options& o) {
   };
   // The seed's defaults.
   const std::vector<Dim> dims = {
-      {"Din", "--din", o.din, 51200},       {"Dout", "--dout", o.dout, 25600},
+      {"Din", "--din", o.din, 51200},          {"Dout", "--dout", o.dout, 25600},
       {"Dmodel", "--dmodel", o.dmodel, 25600}, {"Dff", "--dff", o.dff, 102400},
-      {"Batch", "--batch", o.batch, 1024},  {"Seq", "--seq", o.seq, 1024},
+      {"Batch", "--batch", o.batch, 1024},     {"Seq", "--seq", o.seq, 1024},
       {"Head", "--head", o.head, 1024},
   };
   Plan p;
@@ -104,10 +105,13 @@ Plan plan_transformer(const Options& o) {
   const int64_t stacks = o.num_stacks.value_or(32);
   require(stacks >= 1, "--num_stacks " + std::to_string(stacks) + " is not valid: use >= 1");
   require(o.pp <= stacks + 2, "--pp " + std::to_string(o.pp) + " is larger than --num_stacks " +
-                                  std::to_string(stacks) + " + 2: every stage needs a block or an "
+                                  std::to_string(stacks) +
+                                  " + 2: every stage needs a block or an "
                                   "embedding");
-  const std::map<std::string, std::pair<const char*, int64_t>> degrees = {
-      {"dp", {"--dp", o.dp}}, {"tp", {"--tp", o.tp}}, {"sp", {"--sp", o.sp}}, {"pp", {"--pp", o.pp}}};
+  const std::map<std::string, std::pair<const char*, int64_t>> degrees = {{"dp", {"--dp", o.dp}},
+                                                                          {"tp", {"--tp", o.tp}},
+                                                                          {"sp", {"--sp", o.sp}},
+                                                                          {"pp", {"--pp", o.pp}}};
   for (const auto& [symbol, flag_value] : degrees) {
     p.values.by_symbol[symbol] = flag_value.second;
     p.values.flag_of[symbol] = flag_value.first;
@@ -186,7 +190,8 @@ Plan plan_later(const Options& o) {
                 {"KExperts", "--kexperts", o.kexperts, 2}});
   const auto& v = p.values.by_symbol;
   require(batch % micro == 0, "--batch " + num(batch) + " is not divisible by --micro_batch " +
-                                  num(micro) + ": choose a micro-batch size that divides the batch");
+                                  num(micro) +
+                                  ": choose a micro-batch size that divides the batch");
   require(micro % o.dp == 0, "--micro_batch " + num(micro) + " is not divisible by --dp " +
                                  num(o.dp) + ": each data-parallel rank needs a whole share");
   const int64_t stacks = o.num_stacks.value_or(80);
@@ -194,8 +199,9 @@ Plan plan_later(const Options& o) {
   require(o.pp <= stacks + 2, "--pp " + num(o.pp) + " is larger than --num_stacks " + num(stacks) +
                                   " + 2: every stage needs a block or an embedding");
   const bool tpsp = o.tpsp.value_or(true);
-  require(tpsp || !moe, "--tpsp 0 is not available for --model_type moe: its layouts need "
-                        "sequence-sharded activations (use --tpsp 1)");
+  require(tpsp || !moe,
+          "--tpsp 0 is not available for --model_type moe: its layouts need "
+          "sequence-sharded activations (use --tpsp 1)");
   // The reference's dense path multiplies tp by ep; moe has ep as its own axis.
   const int64_t tp = moe ? o.tp : o.tp * o.ep;
   if (tpsp)
@@ -205,9 +211,9 @@ Plan plan_later(const Options& o) {
   require(v.at("Head") % tp == 0, "--head " + num(v.at("Head")) + " is not divisible by --tp " +
                                       num(tp) + ": every tensor-parallel rank needs whole heads");
   if (llama || moe) {
-    require(v.at("Head") % v.at("KVHead") == 0,
-            "--kvhead " + num(v.at("KVHead")) + " does not divide --head " + num(v.at("Head")) +
-                ": query heads are shared by whole groups");
+    require(v.at("Head") % v.at("KVHead") == 0, "--kvhead " + num(v.at("KVHead")) +
+                                                    " does not divide --head " + num(v.at("Head")) +
+                                                    ": query heads are shared by whole groups");
     require(v.at("KVHead") % tp == 0, "--kvhead " + num(v.at("KVHead")) +
                                           " is not divisible by --tp " + num(tp) +
                                           ": every tensor-parallel rank needs whole KV heads");
@@ -255,12 +261,18 @@ Plan plan_csv(const Options& o) {
                          " needs a model with blocks: a --module_csv module runs on one stage "
                          "(use --pp 1)");
   const std::map<std::string, std::pair<const char*, std::optional<int64_t>>> dims = {
-      {"Batch", {"--batch", o.batch}},     {"MicroBatch", {"--micro_batch", o.micro_batch}},
-      {"Seq", {"--seq", o.seq}},           {"Dmodel", {"--dmodel", o.dmodel}},
-      {"Dff", {"--dff", o.dff}},           {"Head", {"--head", o.head}},
-      {"KVHead", {"--kvhead", o.kvhead}},  {"Din", {"--din", o.din}},
-      {"Dout", {"--dout", o.dout}},        {"Dvocal", {"--dvocal", o.dvocal}},
-      {"Dvocab", {"--dvocal", o.dvocal}},  {"Experts", {"--experts", o.experts}},
+      {"Batch", {"--batch", o.batch}},
+      {"MicroBatch", {"--micro_batch", o.micro_batch}},
+      {"Seq", {"--seq", o.seq}},
+      {"Dmodel", {"--dmodel", o.dmodel}},
+      {"Dff", {"--dff", o.dff}},
+      {"Head", {"--head", o.head}},
+      {"KVHead", {"--kvhead", o.kvhead}},
+      {"Din", {"--din", o.din}},
+      {"Dout", {"--dout", o.dout}},
+      {"Dvocal", {"--dvocal", o.dvocal}},
+      {"Dvocab", {"--dvocal", o.dvocal}},
+      {"Experts", {"--experts", o.experts}},
       {"KExperts", {"--kexperts", o.kexperts}}};
   const std::set<std::string> axes = {"dp", "tp", "sp", "cp", "ep", "pp", "fsdp", "gshard"};
   for (const std::string& symbol : models::csv_model_symbols(p.model)) {
@@ -269,8 +281,8 @@ Plan plan_csv(const Options& o) {
     require(it != dims.end(), "--module_csv " + o.module_csv + " uses the symbol '" + symbol +
                                   "', which no flag sets: use Batch, Seq, Dmodel, Dff, Head, "
                                   "KVHead, Din, Dout, Dvocal, Experts or KExperts");
-    require(it->second.second.has_value(), "--module_csv " + o.module_csv + " uses " + symbol +
-                                               ": give " + it->second.first);
+    require(it->second.second.has_value(),
+            "--module_csv " + o.module_csv + " uses " + symbol + ": give " + it->second.first);
     bind_dims(p, {{symbol.c_str(), it->second.first, it->second.second, 1}});
   }
   bind_degree(p, "dp", "--dp", o.dp);
@@ -308,7 +320,8 @@ std::pair<int64_t, int64_t> rank_range(const Options& o, int64_t num_ranks) {
     first = last = -1;
   }
   require(first >= 0 && last >= first && last < num_ranks,
-          "--ranks '" + o.ranks + "' is not a range of this run's ranks: use A-B with 0 <= A <= B <= " +
+          "--ranks '" + o.ranks +
+              "' is not a range of this run's ranks: use A-B with 0 <= A <= B <= " +
               std::to_string(num_ranks - 1));
   return {first, last};
 }
@@ -361,8 +374,9 @@ RunSummary generate(const Options& o) {
   }
   p.schema = schema;
 
-  const int threads =
-      o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  const int threads = o.threads > 0
+                          ? o.threads
+                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   p.lower.io.mixed_precision = o.mixed_precision.value_or(false);
   if (o.units == "physical") {
     p.lower.flops_per_mac = 2;
@@ -390,8 +404,8 @@ RunSummary generate(const Options& o) {
   if (p.lower.schedule == lower::Schedule::kInterleaved)
     require(p.micro_batches % o.pp == 0,
             "--pipeline_schedule interleaved needs a number of micro-batches (--batch / "
-            "--micro_batch = " + std::to_string(p.micro_batches) + ") divisible by --pp " +
-                std::to_string(o.pp));
+            "--micro_batch = " +
+                std::to_string(p.micro_batches) + ") divisible by --pp " + std::to_string(o.pp));
   std::vector<StageGraph> stages;
   try {
     if (o.activation_recompute.value_or(false)) passes::add_recomputation(p.model.graph);
@@ -405,8 +419,8 @@ RunSummary generate(const Options& o) {
     p.model.graph.evaluate_all();
     stages.resize(o.pp);
     io::parallel_for(0, o.pp, threads, [&](int64_t s) {
-      stages[s] = lower::lower_stage(p.model.graph, p.pipeline, static_cast<int>(s), p.values,
-                                     p.lower);
+      stages[s] =
+          lower::lower_stage(p.model.graph, p.pipeline, static_cast<int>(s), p.values, p.lower);
     });
   } catch (const lower::SizeError& e) {
     throw UsageError(e.what());

@@ -56,7 +56,8 @@ StageTemplate::StageTemplate(const StageGraph& stage) {
   pb::Node node;
   pieces_.reserve(stage.nodes.size());
   for (const LoweredNode& n : stage.nodes) {
-    if (n.kind != NodeKind::kComp && static_cast<size_t>(n.peer_stage) >= dummy.rank_on_stage.size())
+    if (n.kind != NodeKind::kComp &&
+        static_cast<size_t>(n.peer_stage) >= dummy.rank_on_stage.size())
       dummy.rank_on_stage.resize(n.peer_stage + 1, 0);
     node.Clear();
     detail::fill_node_v004(node, n, dummy);
@@ -91,7 +92,9 @@ void StageTemplate::append_rank(std::string& out, const RankBinding& rank) const
       char attr[48];
       char* p = attr;
       const bool is_group = piece.var == Var::kPgName;
-      const char* name = is_group ? "pg_name" : piece.var == Var::kCommDst ? "comm_dst" : "comm_src";
+      const char* name = is_group                     ? "pg_name"
+                         : piece.var == Var::kCommDst ? "comm_dst"
+                                                      : "comm_src";
       const size_t name_len = std::strlen(name);
       *p++ = static_cast<char>(kAttrNameTag);
       p = put_varint(p, name_len);

@@ -23,9 +23,13 @@ class StageLowering {
  public:
   StageLowering(const Graph& g, const passes::PipelinePlan& plan, int stage, const Values& values,
                 const LowerOptions& options)
-      : g_(g), plan_(plan), stage_(stage), values_(values), options_(options),
-        steps_(schedule_steps(options.schedule, stage, plan.pp, options.micro_batches,
-                              plan.chunks)) {}
+      : g_(g),
+        plan_(plan),
+        stage_(stage),
+        values_(values),
+        options_(options),
+        steps_(
+            schedule_steps(options.schedule, stage, plan.pp, options.micro_batches, plan.chunks)) {}
 
   StageGraph run() {
     for (int t : plan_.members[stage_]) lower_tensor(t);

@@ -11,8 +11,7 @@ int ax(Axis a) { return static_cast<int>(a); }
 RankLayout::RankLayout(int64_t pp, std::array<int64_t, kNumAxes> degrees, std::vector<Axis> axes)
     : pp_(pp), degree_(degrees), axes_(std::move(axes)) {
   for (int a = 0; a < kNumAxes; ++a)
-    if (std::find(axes_.begin(), axes_.end(), static_cast<Axis>(a)) == axes_.end())
-      degree_[a] = 1;
+    if (std::find(axes_.begin(), axes_.end(), static_cast<Axis>(a)) == axes_.end()) degree_[a] = 1;
   rank_order_ = axes_;  // dp fastest, then tp, sp, ep
   num_ranks_ = pp_;
   for (Axis a : axes_) num_ranks_ *= degree(a);

@@ -63,8 +63,7 @@ std::vector<Step> schedule_steps(Schedule schedule, int stage, int pp, int micro
   return steps;
 }
 
-double activations_in_flight(Schedule schedule, int stage, int pp, int micro_batches,
-                             int chunks) {
+double activations_in_flight(Schedule schedule, int stage, int pp, int micro_batches, int chunks) {
   switch (schedule) {
     case Schedule::kNone:
     case Schedule::kGpipe:

@@ -50,8 +50,7 @@ std::vector<Collective> collectives_between(const graph::Shape& from_shape,
                                             const graph::Shape& from_hidden,
                                             const graph::Shape& to_shape,
                                             const graph::Shape& to_hidden,
-                                            const std::vector<AxisSymbol>& axes,
-                                            ClaimRule rule) {
+                                            const std::vector<AxisSymbol>& axes, ClaimRule rule) {
   const auto from = states_of(from_shape, from_hidden, axes, rule);
   const auto to = states_of(to_shape, to_hidden, axes, rule);
   std::vector<Collective> out;

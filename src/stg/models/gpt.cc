@@ -224,46 +224,20 @@ Graph feed_forward(const Layout& l, bool tpsp) {
   return g;
 }
 
-// dy = x1 + x2 for a placeholder gradient fed by two branches.
-void sum_into(Graph& g, const std::string& target, const std::string& a, const std::string& b) {
-  graph::Tensor& t = g.mutable_tensor(g.at(target));
-  t.op = Op::kAdd;
-  t.x1 = g.at(a);
-  t.x2 = g.at(b);
-  t.x2_shape = t.x1_shape;
-  t.x2_hidden = t.x1_hidden;
-}
-
 Graph decoder_block(bool tpsp, bool llama) {
   const Layout l(tpsp);
-  Graph g;
-  g.append(layer_norm(l), "input_norm.", {}, {});
-  g.append(attention(l, llama), "mha.", {}, {});
-  g.append(residual(l), "mha_res.", {}, {});
-  g.append(layer_norm(l), "post_attn_norm.", {}, {});
-  g.append(llama ? gated_feed_forward(l, tpsp) : feed_forward(l, tpsp), "ffn.", {}, {});
-  g.append(residual(l), "ffn_res.", {}, {});
-  g.link("input_norm.y", "mha.x");
-  g.link("mha.o", "mha_res.x1");
-  g.link("input_norm.x", "mha_res.x2");
-  g.link("mha_res.dx1", "mha.do");
-  g.link("mha_res.y", "post_attn_norm.x");
-  g.link("post_attn_norm.dx", "mha_res.dy");
-  g.link("post_attn_norm.y", "ffn.x0");
-  g.link("ffn.xdown", "ffn_res.x1");
-  g.link("post_attn_norm.x", "ffn_res.x2");
-  g.link("ffn_res.dx1", "ffn.dxdown");
-  sum_into(g, "input_norm.dy", "mha.dx", "mha_res.dx2");
-  sum_into(g, "post_attn_norm.dy", "ffn.dx0", "ffn_res.dx2");
-  passes::flatten_block_weights(g);
-  return g;
+  return gpt_decoder_block(tpsp, attention(l, llama),
+                           llama ? gated_feed_forward(l, tpsp) : feed_forward(l, tpsp),
+                           {"ffn.", "ffn.x0", "ffn.xdown", "ffn.dxdown", "ffn.dx0"});
 }
 
 expr::Expr sym(const char* name) { return expr::Expr::symbol(name); }
 
 }  // namespace
 
-Graph gpt_attention(bool tpsp, bool grouped_query) { return attention(Layout(tpsp), grouped_query); }
+Graph gpt_attention(bool tpsp, bool grouped_query) {
+  return attention(Layout(tpsp), grouped_query);
+}
 Graph gpt_layer_norm(bool tpsp) { return layer_norm(Layout(tpsp)); }
 Graph gpt_residual(bool tpsp) { return residual(Layout(tpsp)); }
 Graph gpt_embedding(bool tpsp) { return embedding(tpsp); }
@@ -272,13 +246,46 @@ Graph gpt_feed_forward(bool tpsp, bool gated) {
   return gated ? gated_feed_forward(Layout(tpsp), tpsp) : feed_forward(Layout(tpsp), tpsp);
 }
 
-Model build_gpt(const GptConfig& config) {
+Graph gpt_decoder_block(bool tpsp, const Graph& attention_module, const Graph& ffn,
+                        const FfnPorts& ports) {
+  const Layout l(tpsp);
+  Graph g;
+  g.append(layer_norm(l), "input_norm.", {}, {});
+  g.append(attention_module, "mha.", {}, {});
+  g.append(residual(l), "mha_res.", {}, {});
+  g.append(layer_norm(l), "post_attn_norm.", {}, {});
+  g.append(ffn, ports.prefix, {}, {});
+  g.append(residual(l), "ffn_res.", {}, {});
+  g.link("input_norm.y", "mha.x");
+  g.link("mha.o", "mha_res.x1");
+  g.link("input_norm.x", "mha_res.x2");
+  g.link("mha_res.dx1", "mha.do");
+  g.link("mha_res.y", "post_attn_norm.x");
+  g.link("post_attn_norm.dx", "mha_res.dy");
+  g.link("post_attn_norm.y", ports.x);
+  g.link(ports.y, "ffn_res.x1");
+  g.link("post_attn_norm.x", "ffn_res.x2");
+  g.link("ffn_res.dx1", ports.dy);
+  // The norms' input gradients sum the branch and the residual gradient.
+  auto sum_into = [&](const std::string& target, const std::string& a, const std::string& b) {
+    graph::Tensor& t = g.mutable_tensor(g.at(target));
+    t.op = graph::Op::kAdd;
+    t.x1 = g.at(a);
+    t.x2 = g.at(b);
+    t.x2_shape = t.x1_shape;
+    t.x2_hidden = t.x1_hidden;
+  };
+  sum_into("input_norm.dy", "mha.dx", "mha_res.dx2");
+  sum_into("post_attn_norm.dy", ports.dx, "ffn_res.dx2");
+  passes::flatten_block_weights(g);
+  return g;
+}
+
+Model assemble_decoder_model(const Graph& block, int num_stacks, bool tpsp) {
   using Kind = graph::Placement::Kind;
-  const Layout l(config.tpsp);
-  const Graph block = decoder_block(config.tpsp, config.llama);
   Model m;
   Graph& g = m.graph;
-  for (int i = 0; i < config.num_stacks; ++i) {
+  for (int i = 0; i < num_stacks; ++i) {
     const std::string p = "transformer." + std::to_string(i) + ".";
     g.append(block, p, {}, {Kind::kBlock, i});
     if (i > 0) {
@@ -287,20 +294,25 @@ Model build_gpt(const GptConfig& config) {
       g.link(p + "input_norm.dx", prev + "ffn_res.dy");
     }
   }
-  const Graph emb = embedding(config.tpsp);
+  const Graph emb = embedding(tpsp);
   g.append(emb, "in_emb.", {{"Din", sym("Dvocal")}, {"Dout", sym("Dmodel")}}, {Kind::kFirst, 0});
   g.append(emb, "out_emb.", {{"Din", sym("Dmodel")}, {"Dout", sym("Dvocal")}}, {Kind::kLast, 0});
-  const std::string last = "transformer." + std::to_string(config.num_stacks - 1) + ".";
+  const std::string last = "transformer." + std::to_string(num_stacks - 1) + ".";
   g.link("in_emb.y", "transformer.0.input_norm.x");
   g.link("transformer.0.input_norm.dx", "in_emb.dy");
   g.link(last + "ffn_res.y", "out_emb.x");
   g.link("out_emb.dx", last + "ffn_res.dy");
-  g.append(loss(l), "loss.", {}, {Kind::kLast, 0});
+  g.append(loss(Layout(tpsp)), "loss.", {}, {Kind::kLast, 0});
   g.link("out_emb.y", "loss.y");
   g.link("loss.dy", "out_emb.dy");
   m.axes = {{Axis::kDp, "dp"}, {Axis::kTp, "tp"}, {Axis::kSp, "cp"}};
-  m.num_blocks = config.num_stacks;
+  m.num_blocks = num_stacks;
   return m;
+}
+
+Model build_gpt(const GptConfig& config) {
+  return assemble_decoder_model(decoder_block(config.tpsp, config.llama), config.num_stacks,
+                                config.tpsp);
 }
 
 }  // namespace stg::models

@@ -6,6 +6,8 @@
 // over tp outside attention and FFN) over tensor parallel only.
 #pragma once
 
+#include <string>
+
 #include "stg/models/model.h"
 
 namespace stg::models {
@@ -28,5 +30,21 @@ graph::Graph gpt_residual(bool tpsp);
 graph::Graph gpt_embedding(bool tpsp);
 graph::Graph gpt_loss(bool tpsp);
 graph::Graph gpt_feed_forward(bool tpsp, bool gated);
+
+// Where a decoder block plugs in its FFN module: the name prefix it is
+// appended under, and its input, output, output-gradient and input-gradient
+// tensors (full names).
+struct FfnPorts {
+  std::string prefix, x, y, dy, dx;
+};
+
+// A decoder block around the given attention and FFN modules: input norm,
+// attention, residual, post-attention norm, FFN, residual; weights flattened
+// for FSDP.
+graph::Graph gpt_decoder_block(bool tpsp, const graph::Graph& attention_module,
+                               const graph::Graph& ffn, const FfnPorts& ports);
+// num_stacks blocks between the vocabulary embedding and output embedding
+// with loss; the axes of the later reference's models.
+Model assemble_decoder_model(const graph::Graph& block, int num_stacks, bool tpsp);
 
 }  // namespace stg::models

@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "stg/models/gpt.h"
-#include "stg/passes/fsdp.h"
 
 namespace stg::models {
 namespace {
@@ -122,70 +121,16 @@ Graph moe_ffn(int experts_per_rank) {
   return g;
 }
 
-void sum_into(Graph& g, const std::string& target, const std::string& a, const std::string& b) {
-  graph::Tensor& t = g.mutable_tensor(g.at(target));
-  t.op = Op::kAdd;
-  t.x1 = g.at(a);
-  t.x2 = g.at(b);
-  t.x2_shape = t.x1_shape;
-  t.x2_hidden = t.x1_hidden;
-}
-
 Graph decoder_block(int experts_per_rank) {
-  Graph g;
-  g.append(gpt_layer_norm(true), "input_norm.", {}, {});
-  g.append(gpt_attention(true, /*grouped_query=*/true), "mha.", {}, {});
-  g.append(gpt_residual(true), "mha_res.", {}, {});
-  g.append(gpt_layer_norm(true), "post_attn_norm.", {}, {});
-  g.append(moe_ffn(experts_per_rank), "", {}, {});
-  g.append(gpt_residual(true), "ffn_res.", {}, {});
-  g.link("input_norm.y", "mha.x");
-  g.link("mha.o", "mha_res.x1");
-  g.link("input_norm.x", "mha_res.x2");
-  g.link("mha_res.dx1", "mha.do");
-  g.link("mha_res.y", "post_attn_norm.x");
-  g.link("post_attn_norm.dx", "mha_res.dy");
-  g.link("post_attn_norm.y", "moe.x");
-  g.link("moe.y", "ffn_res.x1");
-  g.link("post_attn_norm.x", "ffn_res.x2");
-  g.link("ffn_res.dx1", "moe.dy");
-  sum_into(g, "input_norm.dy", "mha.dx", "mha_res.dx2");
-  sum_into(g, "post_attn_norm.dy", "moe.dx", "ffn_res.dx2");
-  passes::flatten_block_weights(g);
-  return g;
+  return gpt_decoder_block(true, gpt_attention(true, /*grouped_query=*/true),
+                           moe_ffn(experts_per_rank), {"", "moe.x", "moe.y", "moe.dy", "moe.dx"});
 }
-
-expr::Expr sym(const char* name) { return expr::Expr::symbol(name); }
 
 }  // namespace
 
 Model build_moe(const MoeConfig& config) {
-  using Kind = graph::Placement::Kind;
-  const Graph block = decoder_block(config.experts_per_rank);
-  Model m;
-  Graph& g = m.graph;
-  for (int i = 0; i < config.num_stacks; ++i) {
-    const std::string p = "transformer." + std::to_string(i) + ".";
-    g.append(block, p, {}, {Kind::kBlock, i});
-    if (i > 0) {
-      const std::string prev = "transformer." + std::to_string(i - 1) + ".";
-      g.link(prev + "ffn_res.y", p + "input_norm.x");
-      g.link(p + "input_norm.dx", prev + "ffn_res.dy");
-    }
-  }
-  const Graph emb = gpt_embedding(true);
-  g.append(emb, "in_emb.", {{"Din", sym("Dvocal")}, {"Dout", sym("Dmodel")}}, {Kind::kFirst, 0});
-  g.append(emb, "out_emb.", {{"Din", sym("Dmodel")}, {"Dout", sym("Dvocal")}}, {Kind::kLast, 0});
-  const std::string last = "transformer." + std::to_string(config.num_stacks - 1) + ".";
-  g.link("in_emb.y", "transformer.0.input_norm.x");
-  g.link("transformer.0.input_norm.dx", "in_emb.dy");
-  g.link(last + "ffn_res.y", "out_emb.x");
-  g.link("out_emb.dx", last + "ffn_res.dy");
-  g.append(gpt_loss(true), "loss.", {}, {Kind::kLast, 0});
-  g.link("out_emb.y", "loss.y");
-  g.link("loss.dy", "out_emb.dy");
-  m.axes = {{Axis::kDp, "dp"}, {Axis::kTp, "tp"}, {Axis::kSp, "cp"}, {Axis::kEp, "ep"}};
-  m.num_blocks = config.num_stacks;
+  Model m = assemble_decoder_model(decoder_block(config.experts_per_rank), config.num_stacks, true);
+  m.axes.push_back({Axis::kEp, "ep"});
   return m;
 }
 

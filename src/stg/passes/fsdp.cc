@@ -69,8 +69,8 @@ void flatten_block_weights(graph::Graph& g) {
   }
 
   const graph::OpResult first_grad = g.result(grads[0]);
-  Tensor gathered = make("_assembled_grad", Op::kCustom, grads[0], first_grad.y_shape,
-                         first_grad.y_hidden);
+  Tensor gathered =
+      make("_assembled_grad", Op::kCustom, grads[0], first_grad.y_shape, first_grad.y_hidden);
   gathered.x2_shape = full;
   gathered.x2_hidden = first_grad.y_hidden;
   gathered.extra_deps.assign(grads.begin() + 1, grads.end());
@@ -79,8 +79,8 @@ void flatten_block_weights(graph::Graph& g) {
   const int assembled_grad = g.add(std::move(gathered));
   // The gradient's own shard symbol: ZeRO-2 shards gradients without
   // sharding the weights (bound to dp or 1 like `fsdp`).
-  Tensor sharded_grad = make("_sharded_grad", Op::kIdentity, assembled_grad,
-                             {total / Expr::symbol("gshard")}, one);
+  Tensor sharded_grad =
+      make("_sharded_grad", Op::kIdentity, assembled_grad, {total / Expr::symbol("gshard")}, one);
   sharded_grad.backward = true;
   sharded_grad.role = graph::Role::kGradient;
   const int sg = g.add(std::move(sharded_grad));
@@ -93,8 +93,8 @@ void flatten_block_weights(graph::Graph& g) {
   const int assembled_backward = g.add(std::move(again));
   std::map<int, int> backward_copy;
   for (size_t k = 0; k < weights.size(); ++k) {
-    Tensor copy = make("_" + g[weights[k]].name + "_backward", Op::kCustom, assembled_backward,
-                       full, one);
+    Tensor copy =
+        make("_" + g[weights[k]].name + "_backward", Op::kCustom, assembled_backward, full, one);
     copy.x2_shape = weight_shape[k];
     copy.x2_hidden = weight_hidden[k];
     copy.transient = true;

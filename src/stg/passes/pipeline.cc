@@ -30,9 +30,10 @@ PipelinePlan assign_stages(const graph::Graph& g, int pp, int num_blocks, int ch
                                  : p.kind == Kind::kLast ? num_blocks + 1
                                                          : p.block + 1)
                               : p.block;
-    const int virtual_stage = !own_ends && p.kind == Kind::kFirst  ? 0
-                              : !own_ends && p.kind == Kind::kLast ? pp * chunks - 1
-                                                                   : stage_of_block(unit, units, pp * chunks);
+    const int virtual_stage = !own_ends && p.kind == Kind::kFirst ? 0
+                              : !own_ends && p.kind == Kind::kLast
+                                  ? pp * chunks - 1
+                                  : stage_of_block(unit, units, pp * chunks);
     plan.stage_of[i] = virtual_stage % pp;
     plan.chunk_of[i] = virtual_stage / pp;
   }

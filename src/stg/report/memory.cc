@@ -33,8 +33,7 @@ bool is_view(const graph::Graph& g, int t) {
 }  // namespace
 
 std::vector<StageMemory> memory_by_stage(const graph::Graph& g, const passes::PipelinePlan& plan,
-                                         const lower::Values& values,
-                                         const MemoryOptions& o) {
+                                         const lower::Values& values, const MemoryOptions& o) {
   const int n = static_cast<int>(g.size());
   std::vector<StageMemory> stages(plan.pp);
   for (int s = 0; s < plan.pp; ++s) {
