@@ -81,7 +81,10 @@ class StageLowering {
     comp.name = x.id() + "_COMP";
     comp.kind = NodeKind::kComp;
     comp.num_ops = count(r.num_ops, "operation count of " + x.id());
-    if (x.op == graph::Op::kEinsum) comp.num_ops = scaled(comp.num_ops, options_.flops_per_mac);
+    // A contraction's multiply-accumulate is 2 FLOPs; an einsum without
+    // contracted dims (an element-wise product) is one multiply per element.
+    if (x.op == graph::Op::kEinsum && !r.y_hidden.empty())
+      comp.num_ops = scaled(comp.num_ops, options_.flops_per_mac);
     comp.y_tensor_size = bytes(r.y_shape, "tensor " + x.id());
     comp.tensor_size = static_cast<uint64_t>(comp.y_tensor_size);
     comp.op_type = graph::op_code(x.op);

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <map>
+#include <set>
 
 namespace stg::report {
 
@@ -45,36 +46,43 @@ std::vector<StageMemory> memory_by_stage(const graph::Graph& g, const passes::Pi
   const double act_bytes = o.mixed_precision ? 2 : 4;
   const double dp = static_cast<double>(o.dp);
 
-  std::vector<bool> read_by_backward(n, false);
   std::map<int, int> grad_of_weight;
+  for (int i = 0; i < n; ++i)
+    if (g[i].grad_of >= 0 && g[g[i].grad_of].role == graph::Role::kWeight)
+      grad_of_weight[g[i].grad_of] = i;
   for (int i = 0; i < n; ++i) {
     const Tensor& t = g[i];
-    if (t.grad_of >= 0 && g[t.grad_of].role == graph::Role::kWeight) grad_of_weight[t.grad_of] = i;
-    if (!t.backward) continue;
-    for (int in : {t.x1, t.x2})
-      if (in >= 0) read_by_backward[in] = true;
-  }
-  for (int i = 0; i < n; ++i) {
-    const Tensor& t = g[i];
+    if (t.role != graph::Role::kWeight) continue;
     StageMemory& m = stages[plan.stage_of[i]];
-    if (t.role == graph::Role::kWeight) {
-      const double count = elements(g, i, values);
-      const bool sharded = sharded_over_dp(g, i);
-      m.params += count * param_bytes;
-      m.optimizer += 8 * count / (o.zero_stage >= 1 && !sharded ? dp : 1);
-      auto grad = grad_of_weight.find(i);
-      const bool has_grad = grad != grad_of_weight.end();
-      const double grad_count = has_grad ? elements(g, grad->second, values) : count;
-      const bool grad_sharded = has_grad && sharded_over_dp(g, grad->second);
-      m.grads += act_bytes * grad_count / (o.zero_stage >= 2 && !grad_sharded ? dp : 1);
-      continue;
-    }
-    // Activations of one micro-batch (the first); scaled by those in flight.
-    if (t.backward || t.transient || t.micro_batch > 0 || t.role != graph::Role::kActivation)
-      continue;
-    if (!read_by_backward[i] || t.op == Op::kPlaceholder || is_view(g, i)) continue;
-    m.activations += elements(g, i, values) * act_bytes;
+    const double count = elements(g, i, values);
+    const bool sharded = sharded_over_dp(g, i);
+    m.params += count * param_bytes;
+    m.optimizer += 8 * count / (o.zero_stage >= 1 && !sharded ? dp : 1);
+    auto grad = grad_of_weight.find(i);
+    const bool has_grad = grad != grad_of_weight.end();
+    const double grad_count = has_grad ? elements(g, grad->second, values) : count;
+    const bool grad_sharded = has_grad && sharded_over_dp(g, grad->second);
+    m.grads += act_bytes * grad_count / (o.zero_stage >= 2 && !grad_sharded ? dp : 1);
   }
+  // Activations of one micro-batch (the first), scaled by those in flight:
+  // the forward buffers the backward pass reads, directly or through views.
+  // A buffer read on another stage is held there (it arrived by a recv).
+  std::set<std::pair<int, int>> kept;  // (buffer, stage holding it)
+  for (int i = 0; i < n; ++i) {
+    const Tensor& t = g[i];
+    if (!t.backward || t.micro_batch > 0) continue;
+    for (int in : {t.x1, t.x2}) {
+      while (in >= 0 && is_view(g, in) && g[in].op == Op::kIdentity) in = g[in].x1;
+      if (in < 0) continue;
+      const Tensor& b = g[in];
+      if (b.backward || b.transient || b.micro_batch != 0 || b.role != graph::Role::kActivation ||
+          b.op == Op::kPlaceholder || is_view(g, in))
+        continue;
+      kept.insert({in, plan.stage_of[i]});
+    }
+  }
+  for (const auto& [buffer, stage] : kept)
+    stages[stage].activations += elements(g, buffer, values) * act_bytes;
   for (StageMemory& m : stages) m.activations *= m.in_flight;
   return stages;
 }
