@@ -13,10 +13,12 @@ Graph embedding(bool fsdp) {
   g.input("x", "Batch/dp, Seq/sp, Din/tp");
   g.weight("w", fsdp ? "Din/(dp*sp), Dout/tp" : "Din, Dout/tp");
   g.einsum("y", "x", "w", "bsm,mn->bsn", "Batch/dp, Seq/sp, Din", "Din, Dout/tp");
+  const int backward = static_cast<int>(g.size());
   g.input("dy", "Batch/dp, Seq/sp, Dout/tp", "y");
   g.einsum("dw", "dy", "x", "bsn,bsm->mn", "Batch/dp, Seq/sp, Dout/tp", "Batch/dp, Seq/sp, Din",
            "w");
   g.einsum("dx", "dy", "w", "bsn,mn->bsm", "Batch/dp, Seq/sp, Dout/tp", "Din, Dout/tp", "x");
+  g.mark_backward_from(backward);
   return g;
 }
 
@@ -39,7 +41,7 @@ Graph attention(bool fsdp) {
   g.reshape("qkv_reshape", "qkv", heads, act);
   g.add_op("res", "qkv_reshape", "x", act);
   g.elementwise("norm", "res", 5, act);
-  // backward
+  const int backward = static_cast<int>(g.size());
   g.input("d_norm", act, "norm");
   g.elementwise("d_res", "d_norm", 5, act, "res");
   g.identity("d_qkv_reshape", "d_res", act, "qkv_reshape");
@@ -58,6 +60,7 @@ Graph attention(bool fsdp) {
   g.add_op("d_x12", "d_x1", "d_x2", act);
   g.add_op("d_x34", "d_x3", "d_x4", act);
   g.add_op("d_x", "d_x12", "d_x34", act, "x");
+  g.mark_backward_from(backward);
   return g;
 }
 
@@ -73,7 +76,7 @@ Graph feed_forward(bool fsdp) {
   g.einsum("x2", "x1", "w2", "bsm,mn->bsn", hidden, "Dff/tp, Dmodel");
   g.add_op("res", "x2", "x0", act);
   g.elementwise("norm", "res", 5, act);
-  // backward
+  const int backward = static_cast<int>(g.size());
   g.input("dnorm", act, "norm");
   g.elementwise("dres", "dnorm", 5, act, "res");
   g.identity("dx2", "dres", act, "x2");
@@ -83,6 +86,7 @@ Graph feed_forward(bool fsdp) {
   g.identity("dx00", "dres", act);
   g.einsum("dx01", "dx1", "w1", "bsn,mn->bsm", hidden, "Dmodel, Dff/tp");
   g.add_op("dx0", "dx00", "dx01", act, "x0");
+  g.mark_backward_from(backward);
   return g;
 }
 

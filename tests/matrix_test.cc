@@ -1,0 +1,881 @@
+// The configuration matrix: a few hundred distinct, small configurations of
+// every model type and feature, each generated and checked with
+// `stg validate` (stg::tools::validate_dir: the consumer rules that keep
+// ASTRA-sim from hanging) and generated a second time, with a different
+// number of writer threads, to check that the output bytes are identical.
+//
+// Most configurations call stg::generate() in-process (fast); the ones marked
+// `binary` run the stg executable instead (twice) and are also compared with
+// the in-process output byte for byte. Each configuration is its own test,
+// named after its flags (Matrix/Config.Valid/llama_dp2_tp2_pp2_z1_mb4_1f1b_v004).
+// MatrixSummary.Configs<N> checks that the matrix has at least 200 distinct
+// configurations and covers every value of every dimension listed below.
+//
+// Dimensions are chosen per configuration so that every tensor dimension is
+// a whole number after dividing by the degrees (see stg/generate.cc and the
+// model files); a configuration the generator refuses is a failure here.
+// Refusals are tested deliberately in MatrixRefusal.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <ostream>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "stg/generate.h"
+#include "stg/models/hf_config.h"
+#include "stg/models/presets.h"
+#include "stg/options.h"
+#include "stg/tools/validate.h"
+
+namespace stg::matrix {
+namespace {
+
+namespace fs = std::filesystem;
+
+// ---------------------------------------------------------------------------
+// One configuration.
+
+struct Config {
+  std::string model = "transformer";  // transformer, gpt, dense, llama, moe, csv
+  std::string csv;                    // sheet in tests/data/csv (model == "csv")
+  std::string preset;                 // --model NAME
+  std::string hf;                     // --hf_config tests/data/hf/<hf>
+  int64_t dp = 1, tp = 1, sp = 1, pp = 1, ep = 1;
+  bool weight_sharded = false;
+  std::optional<int> zero;
+  int stacks = 2;
+  int micro_batches = 1;  // batch / micro_batch (gpt, llama, moe)
+  std::optional<bool> tpsp;
+  bool recompute = false;
+  bool mixed_precision = false;
+  std::string schedule = "none";
+  int vstages = 1;
+  std::string units = "stg";
+  std::string dtype = "bf16";
+  std::string schema = "v0.0.4";
+  bool binary = false;  // run the executable (and compare with in-process output)
+
+  // Dimensions, derived from the above by finalize().
+  int64_t batch = 0, micro = 0, seq = 0, dmodel = 0, dff = 0, head = 0, kvhead = 0, dvocal = 0,
+          experts = 0, kexperts = 0;
+
+  bool later() const {
+    return model == "gpt" || model == "dense" || model == "llama" || model == "moe";
+  }
+  bool is_moe() const { return model == "moe"; }
+  bool grouped() const { return model == "llama" || model == "moe"; }
+  // The tensor-parallel degree the shapes see (gpt/llama multiply tp by ep).
+  int64_t tp_eff() const {
+    return (model == "gpt" || model == "dense" || model == "llama") ? tp * ep : tp;
+  }
+  int64_t ranks() const {
+    return dp * tp * sp * pp * (model == "csv" || model == "transformer" ? 1 : ep);
+  }
+
+  void finalize();
+  std::vector<std::string> args() const;  // flags, without --output_dir
+  Options options(const std::string& dir) const;
+  std::string name() const;
+};
+
+int64_t lcm(int64_t a, int64_t b) { return std::lcm(a, b); }
+
+void Config::finalize() {
+  if (!preset.empty() || !hf.empty()) {
+    // The preset or config gives the model; only batch and seq are set here.
+    micro = dp * 1;
+    batch = micro * micro_batches;
+    return;
+  }
+  const int64_t t = tp_eff();
+  head = t >= 4 ? t : t * ((4 + t - 1) / t);  // 4..8 heads, a multiple of tp
+  kvhead = head / 2 >= 1 && (head / 2) % t == 0 && head % (head / 2) == 0 ? head / 2 : t;
+  const int64_t head_dim = lcm(16, dp * sp * ep);
+  dmodel = head * head_dim;
+  dff = 4 * dmodel;
+  dvocal = 2 * dmodel;
+  if (is_moe()) {
+    experts = ep == 1 ? 4 : ep < 4 ? 2 * ep : ep;
+    kexperts = 2;
+  }
+  int64_t seq_div = sp;
+  if (later() && tpsp.value_or(true)) seq_div *= t;
+  if (is_moe()) seq_div *= experts * ep;
+  seq = lcm(64, seq_div);
+  micro = later() || model == "csv" ? dp * (micro_batches == 1 ? 2 : 1) : dp * 2;
+  batch = micro * (later() ? micro_batches : 1);
+}
+
+std::vector<std::string> Config::args() const {
+  std::vector<std::string> a;
+  auto add = [&](const std::string& flag, const std::string& value) {
+    a.push_back(flag);
+    a.push_back(value);
+  };
+  auto num = [](int64_t v) { return std::to_string(v); };
+  if (model == "csv") {
+    add("--module_csv", std::string(STG_TEST_DATA) + "/csv/" + csv);
+  } else if (!preset.empty()) {
+    add("--model", preset);
+  } else if (!hf.empty()) {
+    add("--hf_config", std::string(STG_TEST_DATA) + "/hf/" + hf);
+  } else {
+    add("--model_type", model);
+  }
+  add("--dp", num(dp));
+  add("--tp", num(tp));
+  add("--sp", num(sp));
+  add("--pp", num(pp));
+  if (ep != 1) add("--ep", num(ep));
+  if (weight_sharded) add("--weight_sharded", "1");
+  if (zero) add("--zero_stage", num(*zero));
+  if (preset.empty() && hf.empty()) {
+    if (model != "csv") add("--num_stacks", num(stacks));
+    add("--dmodel", num(dmodel));
+    add("--dff", num(dff));
+    add("--seq", num(seq));
+    add("--head", num(head));
+    add("--batch", num(batch));
+    if (model == "transformer") {
+      add("--din", num(dvocal));
+      add("--dout", num(dvocal));
+    } else if (model == "csv") {
+      add("--kexperts", "2");
+    } else {
+      add("--dvocal", num(dvocal));
+      add("--micro_batch", num(micro));
+      if (grouped()) add("--kvhead", num(kvhead));
+      if (is_moe()) {
+        add("--experts", num(experts));
+        add("--kexperts", num(kexperts));
+      }
+    }
+  } else {
+    add("--num_stacks", num(stacks));
+    add("--batch", num(batch));
+    add("--micro_batch", num(micro));
+    add("--seq", "4096");
+  }
+  if (tpsp) add("--tpsp", *tpsp ? "1" : "0");
+  if (recompute) add("--activation_recompute", "1");
+  if (mixed_precision) add("--mixed_precision", "1");
+  if (schedule != "none") add("--pipeline_schedule", schedule);
+  if (vstages != 1) add("--virtual_stages", num(vstages));
+  if (units != "stg") add("--units", units);
+  if (dtype != "bf16") add("--dtype", dtype);
+  add("--chakra_schema_version", schema);
+  return a;
+}
+
+// The same flags as args(), as the command line would set them.
+Options Config::options(const std::string& dir) const {
+  Options o;
+  o.output_dir = dir;
+  o.chakra_schema_version = schema;
+  o.dp = dp;
+  o.tp = tp;
+  o.sp = sp;
+  o.pp = pp;
+  o.ep = ep;
+  o.weight_sharded = weight_sharded;
+  o.zero_stage = zero;
+  if (!preset.empty()) {
+    const models::Preset* p = models::find_preset(preset);
+    if (!p) throw UsageError("no preset " + preset);
+    models::apply_preset(*p, o);
+  }
+  if (!hf.empty()) models::apply_hf_config(std::string(STG_TEST_DATA) + "/hf/" + hf, o);
+  if (model == "csv") {
+    o.module_csv = std::string(STG_TEST_DATA) + "/csv/" + csv;
+  } else if (preset.empty() && hf.empty()) {
+    o.model_type = model;
+  }
+  if (preset.empty() && hf.empty()) {
+    if (model != "csv") o.num_stacks = stacks;
+    o.dmodel = dmodel;
+    o.dff = dff;
+    o.seq = seq;
+    o.head = head;
+    o.batch = batch;
+    if (model == "transformer") {
+      o.din = dvocal;
+      o.dout = dvocal;
+    } else if (model == "csv") {
+      o.kexperts = 2;
+    } else {
+      o.dvocal = dvocal;
+      o.micro_batch = micro;
+      if (grouped()) o.kvhead = kvhead;
+      if (is_moe()) {
+        o.experts = experts;
+        o.kexperts = kexperts;
+      }
+    }
+  } else {
+    o.num_stacks = stacks;
+    o.batch = batch;
+    o.micro_batch = micro;
+    o.seq = 4096;
+  }
+  o.tpsp = tpsp;
+  if (recompute) o.activation_recompute = true;
+  if (mixed_precision) o.mixed_precision = true;
+  o.pipeline_schedule = schedule;
+  o.virtual_stages = vstages;
+  o.units = units;
+  o.dtype = dtype;
+  return o;
+}
+
+std::string Config::name() const {
+  std::string n;
+  if (model == "csv")
+    n = "csv_" + csv.substr(0, csv.find('.'));
+  else if (!preset.empty())
+    n = "preset_" + preset;
+  else if (!hf.empty())
+    n = "hf_" + hf.substr(0, hf.find('.'));
+  else
+    n = model;
+  auto part = [&](const std::string& p) { n += "_" + p; };
+  auto deg = [&](const char* axis, int64_t v) {
+    if (v != 1) part(axis + std::to_string(v));
+  };
+  deg("dp", dp);
+  deg("tp", tp);
+  deg("sp", sp);
+  deg("pp", pp);
+  deg("ep", ep);
+  if (dp == 1 && tp == 1 && sp == 1 && pp == 1 && ep == 1) part("single");
+  if (weight_sharded) part("fsdp");
+  if (zero) part("z" + std::to_string(*zero));
+  if (stacks != 2 && model != "csv") part("L" + std::to_string(stacks));
+  if (later() || !preset.empty() || !hf.empty()) part("mb" + std::to_string(micro_batches));
+  if (tpsp) part(*tpsp ? "tpsp1" : "tpsp0");
+  if (recompute) part("recompute");
+  if (mixed_precision) part("mixed");
+  if (schedule != "none") part(schedule);
+  if (vstages != 1) part("V" + std::to_string(vstages));
+  if (units != "stg") part(units + "_" + dtype);
+  part(schema == "v0.0.4" ? "v004" : schema == "v0.0.1" ? "v001" : "json");
+  if (binary) part("bin");
+  for (char& c : n)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return n;
+}
+
+// ---------------------------------------------------------------------------
+// The matrix.
+
+const std::vector<std::string> kSchemas = {"v0.0.4", "v0.0.1", "json"};
+const std::vector<std::string> kDtypes = {"fp32", "bf16", "fp16", "fp8"};
+
+std::vector<Config> build_matrix() {
+  std::vector<Config> out;
+  std::set<std::string> seen;
+  int index = 0;  // rotates the secondary features
+  auto push = [&](Config c) {
+    c.finalize();
+    std::ostringstream key;
+    for (const std::string& a : c.args()) key << a << ' ';
+    key << c.binary;
+    if (!seen.insert(key.str()).second) return;
+    out.push_back(c);
+  };
+  // Secondary features that rotate with the running index.
+  auto rotate = [&](Config& c) {
+    const int i = index++;
+    c.schema = kSchemas[i % 3];
+    if (i % 4 == 3) {
+      c.units = "physical";
+      c.dtype = kDtypes[(i / 4) % 4];
+    }
+    c.recompute = (i / 2) % 2 == 1;
+    if (c.later() && i % 7 == 5) c.mixed_precision = true;
+  };
+
+  // A. One axis at a time, degrees 1..8, for every built-in model.
+  for (const std::string model : {"transformer", "gpt", "llama", "moe"}) {
+    for (const std::string axis : {"dp", "tp", "sp", "pp", "ep"}) {
+      if (axis == "ep" && model == "transformer") continue;
+      for (int64_t d = 1; d <= 8; ++d) {
+        Config c;
+        c.model = model;
+        if (axis == "dp") c.dp = d;
+        if (axis == "tp") c.tp = d;
+        if (axis == "sp") c.sp = d;
+        if (axis == "pp") c.pp = d;
+        if (axis == "ep") c.ep = d;
+        c.stacks = static_cast<int>(std::max<int64_t>(2, c.pp));
+        rotate(c);
+        const int i = index;
+        if (c.later()) {
+          c.zero = i % 4;
+          c.micro_batches = 1 + i % 2;
+          if (model != "moe" && i % 5 == 0) c.tpsp = false;
+        } else {
+          c.weight_sharded = i % 2 == 1;
+        }
+        if (c.pp > 1) c.schedule = (std::vector<std::string>{"none", "gpipe", "1f1b"})[i % 3];
+        push(c);
+      }
+    }
+  }
+
+  // B. ZeRO stage x pipeline schedule for the later models.
+  for (const std::string model : {"gpt", "llama", "moe"}) {
+    for (int zero = 0; zero <= 3; ++zero) {
+      for (const std::string schedule : {"none", "gpipe", "1f1b", "interleaved"}) {
+        Config c;
+        c.model = model;
+        c.dp = 2;
+        c.pp = 2;
+        if (model == "moe") c.ep = 2;
+        c.zero = zero;
+        c.schedule = schedule;
+        c.micro_batches = 2;
+        if (schedule == "interleaved") {
+          c.vstages = 2;
+          c.stacks = 4;
+        }
+        rotate(c);
+        push(c);
+      }
+    }
+  }
+
+  // C. The seed transformer: FSDP x schedule x recompute x schema.
+  for (bool fsdp : {false, true}) {
+    for (const std::string schedule : {"none", "gpipe", "1f1b"}) {
+      for (bool recompute : {false, true}) {
+        for (const std::string& schema : kSchemas) {
+          Config c;
+          c.dp = 2;
+          c.tp = fsdp ? 1 : 2;
+          c.sp = fsdp ? 2 : 1;
+          c.pp = 2;
+          c.weight_sharded = fsdp;
+          if (fsdp && schema == "json") c.zero = 3;
+          c.schedule = schedule;
+          c.recompute = recompute;
+          c.schema = schema;
+          push(c);
+        }
+      }
+    }
+  }
+  {
+    Config c;  // explicit --zero_stage 0 on the transformer
+    c.dp = 4;
+    c.zero = 0;
+    push(c);
+  }
+
+  // D. --tpsp 0/1 for the dense models over tp and sp.
+  for (const std::string model : {"gpt", "dense", "llama"}) {
+    for (bool tpsp : {false, true}) {
+      for (auto [tp, sp] : std::vector<std::pair<int, int>>{{2, 1}, {1, 2}, {2, 2}, {4, 2}}) {
+        Config c;
+        c.model = model;
+        c.tp = tp;
+        c.sp = sp;
+        c.tpsp = tpsp;
+        c.micro_batches = 2;
+        rotate(c);
+        push(c);
+      }
+    }
+  }
+  for (bool tpsp : {false, true}) {  // gpt/llama: ep multiplies tp
+    Config c;
+    c.model = tpsp ? "llama" : "gpt";
+    c.tp = 2;
+    c.ep = 2;
+    c.tpsp = tpsp;
+    rotate(c);
+    push(c);
+  }
+  {
+    Config c;  // moe with an explicit --tpsp 1
+    c.model = "moe";
+    c.tp = 2;
+    c.ep = 2;
+    c.tpsp = true;
+    push(c);
+  }
+
+  // E. Physical units with every dtype, every model.
+  for (const std::string model : {"transformer", "gpt", "llama", "moe"}) {
+    for (const std::string& dtype : kDtypes) {
+      Config c;
+      c.model = model;
+      c.dp = 2;
+      c.tp = 2;
+      c.units = "physical";
+      c.dtype = dtype;
+      c.schema = kSchemas[index++ % 3];
+      if (c.later()) c.mixed_precision = dtype == "fp32";
+      push(c);
+    }
+  }
+
+  // F. Several axes at once (at most 16 ranks).
+  const std::vector<std::array<int, 4>> combos = {
+      {2, 2, 2, 1}, {2, 2, 1, 2}, {1, 2, 2, 2}, {2, 1, 2, 2}, {2, 2, 2, 2},
+      {4, 2, 1, 2}, {3, 2, 1, 1}, {2, 3, 1, 2}, {1, 1, 3, 3}, {2, 4, 2, 1}};
+  for (const std::string model : {"transformer", "gpt", "llama", "moe"}) {
+    for (const auto& [dp, tp, sp, pp] : combos) {
+      Config c;
+      c.model = model;
+      c.dp = dp;
+      c.tp = tp;
+      c.sp = sp;
+      c.pp = pp;
+      c.stacks = std::max(2, pp);
+      rotate(c);
+      const int i = index;
+      if (c.later()) {
+        c.zero = i % 4;
+        c.micro_batches = 2;
+        if (c.pp > 1) c.schedule = i % 2 ? "1f1b" : "gpipe";
+      } else {
+        c.weight_sharded = i % 2 == 0;
+        if (c.pp > 1) c.schedule = i % 2 ? "1f1b" : "none";
+      }
+      push(c);
+    }
+  }
+  for (auto [tp, ep] : std::vector<std::pair<int, int>>{{2, 2}, {2, 4}, {4, 2}}) {
+    Config c;  // moe: ep is its own axis next to tp and dp
+    c.model = "moe";
+    c.dp = 2;
+    c.tp = tp;
+    c.ep = ep;
+    c.zero = 2;
+    rotate(c);
+    push(c);
+  }
+
+  // G. Interleaved schedules: (pp, virtual stages), micro-batches a multiple of pp.
+  const std::vector<std::pair<int, int>> interleaved = {{1, 2}, {2, 2}, {2, 3}, {3, 2}, {4, 2}};
+  for (const std::string model : {"gpt", "llama", "moe"}) {
+    for (auto [pp, v] : interleaved) {
+      Config c;
+      c.model = model;
+      c.pp = pp;
+      c.vstages = v;
+      c.stacks = pp * v;
+      c.micro_batches = pp == 1 ? 2 : pp;
+      c.schedule = "interleaved";
+      rotate(c);
+      push(c);
+    }
+  }
+
+  // H. Module spreadsheets over dp/tp/sp with every ZeRO stage.
+  const std::vector<std::array<int, 3>> csv_degrees = {{1, 1, 1}, {2, 1, 1}, {1, 2, 1}, {1, 1, 2},
+                                                       {2, 2, 2}, {3, 1, 1}, {1, 3, 1}, {1, 1, 3},
+                                                       {4, 2, 1}, {8, 1, 1}, {1, 8, 1}, {1, 1, 8}};
+  for (const std::string sheet : {"mlp.csv", "ops.csv", "fused_attention.csv"}) {
+    for (const auto& [dp, tp, sp] : csv_degrees) {
+      Config c;
+      c.model = "csv";
+      c.csv = sheet;
+      c.dp = dp;
+      c.tp = tp;
+      c.sp = sp;
+      rotate(c);
+      const int z = index % 5;
+      if (z == 4)
+        c.weight_sharded = true;
+      else
+        c.zero = z;
+      push(c);
+    }
+  }
+
+  // I. Presets and Hugging Face configs with two blocks.
+  for (const std::string preset : {"llama3-8b", "mixtral-8x7b", "gpt3-175b"}) {
+    Config c;
+    c.preset = preset;
+    c.model = preset == "mixtral-8x7b" ? "moe" : preset == "gpt3-175b" ? "gpt" : "llama";
+    c.dp = 2;
+    if (c.model == "gpt")
+      c.pp = 2;  // its vocabulary (50257) is odd: no tp
+    else
+      c.tp = 2;
+    if (c.model == "moe") c.ep = 2;
+    c.micro_batches = 2;
+    rotate(c);
+    push(c);
+  }
+  for (const std::string hf : {"llama3_8b.json", "mixtral_8x7b.json", "gpt2.json"}) {
+    Config c;
+    c.hf = hf;
+    c.model = hf == "mixtral_8x7b.json" ? "moe" : hf == "gpt2.json" ? "gpt" : "llama";
+    c.dp = 2;
+    c.pp = 2;
+    if (c.model == "llama") c.tp = 2;
+    c.micro_batches = 2;
+    c.schedule = "1f1b";
+    rotate(c);
+    push(c);
+  }
+
+  // J. A few through the executable (compared with the in-process bytes).
+  std::vector<Config> binary;
+  for (size_t k = 0; k < out.size(); k += out.size() / 10) binary.push_back(out[k]);
+  for (Config& c : binary) {
+    c.binary = true;
+    push(c);
+  }
+  return out;
+}
+
+const std::vector<Config>& matrix() {
+  static const std::vector<Config> m = build_matrix();
+  return m;
+}
+
+// ---------------------------------------------------------------------------
+// Running and comparing.
+
+// A fresh directory under the temp dir, removed unless the test failed.
+class TempDir {
+ public:
+  explicit TempDir(const std::string& tag) {
+    static std::atomic<int> counter{0};
+    path_ = fs::temp_directory_path() / ("stg_matrix_" + std::to_string(::getpid()) + "_" +
+                                         std::to_string(counter++) + "_" + tag);
+    fs::remove_all(path_);
+    fs::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    if (::testing::Test::HasFailure())
+      std::fprintf(stderr, "matrix: output kept in %s\n", path_.c_str());
+    else
+      fs::remove_all(path_, ec);
+  }
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+std::string read_bytes(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// file name -> content of every regular file in `dir`.
+std::map<std::string, std::string> snapshot(const fs::path& dir) {
+  std::map<std::string, std::string> files;
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.is_regular_file()) files[e.path().filename().string()] = read_bytes(e.path());
+  return files;
+}
+
+void expect_same_bytes(const fs::path& a, const fs::path& b, const std::string& what) {
+  const auto fa = snapshot(a), fb = snapshot(b);
+  std::vector<std::string> na, nb;
+  for (const auto& [n, _] : fa) na.push_back(n);
+  for (const auto& [n, _] : fb) nb.push_back(n);
+  ASSERT_EQ(na, nb) << what << ": different file names";
+  for (const auto& [n, content] : fa)
+    EXPECT_TRUE(content == fb.at(n)) << what << ": " << n << " differs (" << content.size()
+                                     << " vs " << fb.at(n).size() << " bytes)";
+}
+
+std::string quote(const std::string& s) {
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// Runs the stg binary; returns its exit status (-1 if it did not exit).
+int run_binary(const std::vector<std::string>& args, const fs::path& log) {
+  std::string cmd = quote(STG_BINARY);
+  for (const std::string& a : args) cmd += " " + quote(a);
+  cmd += " >" + quote(log.string()) + " 2>&1 </dev/null";
+  const int status = std::system(cmd.c_str());
+  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+std::string command_line(const Config& c) {
+  std::string s = "stg";
+  for (const std::string& a : c.args()) s += " " + a;
+  return s;
+}
+
+// Generates `c` into `dir`: in-process or with the binary.
+void generate_into(const Config& c, const fs::path& dir, int threads) {
+  if (c.binary) {
+    std::vector<std::string> args = c.args();
+    args.insert(args.end(),
+                {"--output_dir", dir.string(), "--threads", std::to_string(threads), "--quiet"});
+    const fs::path log = dir.string() + ".log";
+    const int status = run_binary(args, log);
+    ASSERT_EQ(status, 0) << "stg exited with " << status << ": " << read_bytes(log);
+    return;
+  }
+  Options o = c.options(dir.string());
+  o.threads = threads;
+  try {
+    const RunSummary s = generate(o);
+    EXPECT_EQ(s.ranks, c.ranks());
+    EXPECT_EQ(s.files, c.ranks() + 1);
+  } catch (const std::exception& e) {
+    FAIL() << "generate refused or failed: " << e.what();
+  }
+}
+
+void expect_valid(const Config& c, const fs::path& dir) {
+  tools::ValidateOptions vo;
+  vo.threads = 2;
+  vo.require_pg_name = c.schema == "v0.0.4";  // what ASTRA-sim HEAD reads
+  const tools::ValidationReport r = tools::validate_dir(dir.string(), vo);
+  std::ostringstream detail;
+  for (const std::string& e : r.errors) detail << "\n  error: " << e;
+  for (const tools::Violation& v : r.shown)
+    detail << "\n  " << tools::rule_label(v.rule) << " " << v.message;
+  EXPECT_TRUE(r.errors.empty()) << r.verdict() << detail.str();
+  EXPECT_EQ(r.violations(), 0) << r.verdict() << detail.str();
+  EXPECT_EQ(r.ranks, c.ranks()) << r.verdict();
+  EXPECT_EQ(r.files, c.ranks()) << r.verdict();
+  EXPECT_GT(r.nodes, 0);
+  EXPECT_FALSE(r.comm_group_file.empty());
+  EXPECT_EQ(r.exit_status(), 0);
+}
+
+// gtest prints a parameter of a failing test with this.
+void PrintTo(const Config& c, std::ostream* os) { *os << command_line(c); }
+
+class MatrixConfig : public ::testing::TestWithParam<Config> {};
+
+TEST_P(MatrixConfig, ValidAndDeterministic) {
+  const Config& c = GetParam();
+  RecordProperty("command", command_line(c));
+  SCOPED_TRACE(command_line(c));
+  TempDir tmp(c.name());
+  const fs::path first = tmp.path() / "a", second = tmp.path() / "b";
+  ASSERT_NO_FATAL_FAILURE(generate_into(c, first, 3));
+  if (::testing::Test::HasFailure()) return;
+  expect_valid(c, first);
+  ASSERT_NO_FATAL_FAILURE(generate_into(c, second, 1));
+  expect_same_bytes(first, second, "second run (1 writer thread)");
+  if (c.binary) {
+    Config in_process = c;
+    in_process.binary = false;
+    const fs::path third = tmp.path() / "c";
+    ASSERT_NO_FATAL_FAILURE(generate_into(in_process, third, 2));
+    expect_same_bytes(first, third, "in-process generate()");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Matrix, MatrixConfig, ::testing::ValuesIn(matrix()),
+                         [](const ::testing::TestParamInfo<Config>& info) {
+                           return info.param.name();
+                         });
+
+// ---------------------------------------------------------------------------
+// The matrix's size and coverage, in the test name: MatrixSummary.Configs<N>.
+
+class Summary : public ::testing::Test {
+ public:
+  void TestBody() override {
+    const std::vector<Config>& m = matrix();
+    std::set<std::string> names, lines;
+    for (const Config& c : m) {
+      names.insert(c.name());
+      lines.insert(command_line(c) + (c.binary ? " [binary]" : ""));
+    }
+    EXPECT_GE(m.size(), 200u);
+    EXPECT_EQ(names.size(), m.size()) << "test names are not distinct";
+    EXPECT_EQ(lines.size(), m.size()) << "configurations are not distinct";
+
+    // Every value of every dimension appears at least once.
+    std::map<std::string, std::set<std::string>> seen;
+    int binary = 0;
+    for (const Config& c : m) {
+      seen["model"].insert(c.model == "csv" ? "csv:" + c.csv : c.model);
+      for (auto [axis, v] : std::vector<std::pair<std::string, int64_t>>{
+               {"dp", c.dp}, {"tp", c.tp}, {"sp", c.sp}, {"pp", c.pp}})
+        seen[c.model + "." + axis].insert(std::to_string(v));
+      if (c.is_moe()) seen["moe.ep"].insert(std::to_string(c.ep));
+      seen["weight_sharded"].insert(c.weight_sharded ? "1" : "0");
+      if (c.zero)
+        seen[c.model == "transformer" ? "transformer.zero" : "zero"].insert(
+            std::to_string(*c.zero));
+      if (c.later()) seen["micro_batches>1"].insert(c.micro_batches > 1 ? "1" : "0");
+      if (c.tpsp) seen[c.model == "moe" ? "moe.tpsp" : "tpsp"].insert(*c.tpsp ? "1" : "0");
+      seen["recompute"].insert(c.recompute ? "1" : "0");
+      seen["schedule"].insert(c.schedule);
+      seen["units"].insert(c.units);
+      if (c.units == "physical") seen["dtype"].insert(c.dtype);
+      seen["schema"].insert(c.schema);
+      if (!c.preset.empty()) seen["preset"].insert(c.preset);
+      if (!c.hf.empty()) seen["hf"].insert(c.hf);
+      binary += c.binary;
+    }
+    const std::set<std::string> one_to_eight = {"1", "2", "3", "4", "5", "6", "7", "8"};
+    for (const std::string model : {"transformer", "gpt", "llama", "moe"})
+      for (const std::string axis : {"dp", "tp", "sp", "pp"})
+        EXPECT_EQ(seen[model + "." + axis], one_to_eight) << model << " " << axis;
+    EXPECT_EQ(seen["moe.ep"], one_to_eight);
+    EXPECT_EQ(seen["model"],
+              (std::set<std::string>{"transformer", "gpt", "dense", "llama", "moe", "csv:mlp.csv",
+                                     "csv:ops.csv", "csv:fused_attention.csv"}));
+    EXPECT_EQ(seen["weight_sharded"], (std::set<std::string>{"0", "1"}));
+    EXPECT_EQ(seen["zero"], (std::set<std::string>{"0", "1", "2", "3"}));
+    EXPECT_EQ(seen["transformer.zero"], (std::set<std::string>{"0", "3"}));
+    EXPECT_EQ(seen["micro_batches>1"], (std::set<std::string>{"0", "1"}));
+    EXPECT_EQ(seen["tpsp"], (std::set<std::string>{"0", "1"}));
+    EXPECT_EQ(seen["moe.tpsp"], (std::set<std::string>{"1"}));
+    EXPECT_EQ(seen["recompute"], (std::set<std::string>{"0", "1"}));
+    EXPECT_EQ(seen["schedule"], (std::set<std::string>{"none", "gpipe", "1f1b", "interleaved"}));
+    EXPECT_EQ(seen["units"], (std::set<std::string>{"stg", "physical"}));
+    EXPECT_EQ(seen["dtype"], (std::set<std::string>{"fp32", "bf16", "fp16", "fp8"}));
+    EXPECT_EQ(seen["schema"], (std::set<std::string>{"v0.0.4", "v0.0.1", "json"}));
+    EXPECT_EQ(seen["preset"].size(), 3u);
+    EXPECT_EQ(seen["hf"].size(), 3u);
+    EXPECT_GE(binary, 5);
+    std::printf("matrix: %zu distinct configurations (%d through the stg binary)\n", m.size(),
+                binary);
+  }
+};
+
+[[maybe_unused]] const bool kSummaryRegistered = [] {
+  const std::string name = "Configs" + std::to_string(matrix().size());
+  ::testing::RegisterTest("MatrixSummary", name.c_str(), nullptr, nullptr, __FILE__, __LINE__,
+                          []() -> ::testing::Test* { return new Summary; });
+  return true;
+}();
+
+// ---------------------------------------------------------------------------
+// Deliberate refusals: exit status 2 (UsageError) and no files.
+
+struct Refusal {
+  std::string name;
+  Config config;
+  std::string expect;  // part of the message
+};
+
+std::vector<Refusal> refusals() {
+  std::vector<Refusal> r;
+  auto add = [&](const std::string& name, Config c, const std::string& expect,
+                 void (*tweak)(Config&) = nullptr) {
+    c.finalize();
+    if (tweak) tweak(c);
+    r.push_back({name, c, expect});
+  };
+  Config t;
+  t.dp = 2;
+  t.zero = 1;
+  add("TransformerZero1", t, "--zero_stage 1");
+  t.zero = 2;
+  add("TransformerZero2", t, "--zero_stage 2");
+  Config moe;
+  moe.model = "moe";
+  moe.tpsp = false;
+  add("MoeTpsp0", moe, "--tpsp 0");
+  Config inter;
+  inter.model = "llama";
+  inter.pp = 2;
+  inter.stacks = 4;
+  inter.schedule = "interleaved";
+  inter.vstages = 2;
+  inter.micro_batches = 3;
+  add("InterleavedMicroBatchesNotDivisibleByPp", inter, "divisible by --pp");
+  inter.micro_batches = 2;
+  inter.vstages = 3;
+  add("InterleavedTooFewStacks", inter, "--virtual_stages 3");
+  Config v;
+  v.model = "gpt";
+  v.vstages = 2;
+  add("VirtualStagesWithoutInterleaved", v, "--virtual_stages");
+  Config d;
+  d.model = "gpt";
+  d.dtype = "fp8";
+  add("DtypeWithoutPhysicalUnits", d, "--dtype");
+  Config w;
+  w.model = "llama";
+  w.dp = 2;
+  w.weight_sharded = true;
+  w.zero = 1;
+  add("WeightShardedWithZero1", w, "--weight_sharded");
+  Config h;
+  h.model = "llama";
+  h.tp = 3;
+  add("HeadsNotDivisibleByTp", h, "--head", [](Config& c) {
+    c.head = 4;
+    c.kvhead = 3;
+  });
+  return r;
+}
+
+void PrintTo(const Refusal& r, std::ostream* os) {
+  *os << r.name << ": " << command_line(r.config);
+}
+
+class MatrixRefusal : public ::testing::TestWithParam<Refusal> {};
+
+TEST_P(MatrixRefusal, RefusedWithUsageErrorAndNoFiles) {
+  const Refusal& r = GetParam();
+  SCOPED_TRACE(command_line(r.config));
+  TempDir tmp("refusal_" + r.name);
+  const fs::path dir = tmp.path() / "out";
+  try {
+    generate(r.config.options(dir.string()));
+    FAIL() << "accepted";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find(r.expect), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(!fs::exists(dir) || fs::is_empty(dir));
+  if (r.name == "TransformerZero1") {
+    // And through the binary: exit status 2.
+    std::vector<std::string> args = r.config.args();
+    args.insert(args.end(), {"--output_dir", dir.string()});
+    EXPECT_EQ(run_binary(args, tmp.path() / "log"), 2) << read_bytes(tmp.path() / "log");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Matrix, MatrixRefusal, ::testing::ValuesIn(refusals()),
+                         [](const ::testing::TestParamInfo<Refusal>& info) {
+                           return info.param.name;
+                         });
+
+// Found by this matrix: the seed transformer with --pipeline_schedule
+// interleaved --virtual_stages 2 (pp 1, the only pp its single micro-batch
+// allows) had a dependency cycle because its backward tensors were not
+// marked as backward. Fixed; kept as a regression test.
+TEST(MatrixRegression, TransformerInterleavedPp1) {
+  Config c;
+  c.schedule = "interleaved";
+  c.vstages = 2;
+  c.finalize();
+  TempDir tmp("transformer_interleaved");
+  ASSERT_NO_FATAL_FAILURE(generate_into(c, tmp.path() / "a", 2));
+  expect_valid(c, tmp.path() / "a");
+}
+
+}  // namespace
+}  // namespace stg::matrix
