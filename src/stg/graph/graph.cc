@@ -232,7 +232,8 @@ void rename_symbols(Tensor& t, const std::map<std::string, Expr>& renames, Renam
 }
 
 void Graph::substitute(const std::map<std::string, Expr>& renames) {
-  for (Tensor& t : tensors_) rename_symbols(t, renames);
+  RenameMemo memo;  // replicated blocks share their expressions
+  for (Tensor& t : tensors_) rename_symbols(t, renames, &memo);
   results_.clear();
 }
 

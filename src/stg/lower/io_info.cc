@@ -18,14 +18,28 @@ std::string python_float(double value) {
 }
 
 TensorInfo io_info(const graph::Graph& g, int tensor, bool shadow, const Values& values,
-                   const IoPolicy& policy) {
+                   const IoPolicy& policy, StrCache* strings) {
   // An identity stands for the tensor it forwards.
   if (!shadow && g[tensor].op == graph::Op::kIdentity && g[tensor].x1 >= 0) tensor = g[tensor].x1;
   const graph::Tensor& t = g[tensor];
   const graph::Shape& shape = g.result(tensor).y_shape;
   TensorInfo info;
-  info.name = (shadow ? "shadow_" : "") + t.id() + graph::shape_str(shape);
-  const int64_t elements = whole_count(expr::product(shape), values, "size of tensor " + t.id());
+  info.name = (shadow ? "shadow_" : "") + t.id();
+  if (shape.empty()) info.name += '1';
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) info.name += ',';
+    const void* id = shape[i].identity();
+    if (!strings || !id) {
+      info.name += shape[i].str();
+      continue;
+    }
+    auto [it, fresh] = strings->try_emplace(id);
+    if (fresh) it->second = shape[i].str();
+    info.name += it->second;
+  }
+  int64_t elements = 1;
+  for (const expr::Expr& dim : shape)
+    elements *= whole_count(dim, values, "dimension of tensor " + t.id());
   double size = static_cast<double>(elements);
   if (policy.mixed_precision && elements != 0)
     size = t.require_grads ? std::floor(size * 1.5) * 4 : std::floor(size * 0.5) * 4;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <unordered_map>
 
 #include "stg/graph/graph.h"
 #include "stg/lower/stage_graph.h"
@@ -16,9 +17,12 @@ struct IoPolicy {
   bool mixed_precision = false;
 };
 
+// Printed expressions by identity (valid while the graph lives).
+using StrCache = std::unordered_map<const void*, std::string>;
+
 // `shadow` names the received copy of a tensor produced on another stage.
 TensorInfo io_info(const graph::Graph& g, int tensor, bool shadow, const Values& values,
-                   const IoPolicy& policy);
+                   const IoPolicy& policy, StrCache* strings = nullptr);
 
 // A number printed as Python prints a float: "1048576.0", "1e+16".
 std::string python_float(double value);

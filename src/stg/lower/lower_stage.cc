@@ -42,15 +42,34 @@ class StageLowering {
   }
 
  private:
-  int64_t count(const expr::Expr& e, const std::string& what) const {
-    return whole_count(e, values_, what);
+  // Value of an expression of the graph, cached by expression (shapes of
+  // replicated blocks share their expressions); the message for a value that
+  // is not a whole number is only built when needed.
+  int64_t count(const expr::Expr& e, const std::string& what) {
+    if (!e.identity()) return 0;
+    auto it = counts_.find(e.identity());
+    if (it != counts_.end()) return it->second;
+    const int64_t v = whole_count(e, values_, what);
+    counts_.emplace(e.identity(), v);
+    return v;
   }
-  int64_t elements(const graph::Shape& shape, const std::string& what) const {
-    for (const expr::Expr& dim : shape) count(dim, "dimension " + dim.str() + " of " + what);
-    return count(expr::product(shape), "size of " + what);
+  int64_t count_dim(const expr::Expr& dim, const std::string& owner) {
+    if (dim.identity()) {
+      auto it = counts_.find(dim.identity());
+      if (it != counts_.end()) return it->second;
+    }
+    return count(dim, "dimension " + dim.str() + " of " + owner);
+  }
+  // Elements of a shape: the product of its dims, each a whole number.
+  int64_t elements(const graph::Shape& shape, const std::string& owner) {
+    int64_t n = 1;
+    for (const expr::Expr& dim : shape)
+      if (__builtin_mul_overflow(n, count_dim(dim, owner), &n))
+        throw SizeError("size of " + owner + " overflows 64 bits");
+    return n;
   }
   // Size in the trace's units (elements or bytes).
-  int64_t bytes(const graph::Shape& shape, const std::string& what) const {
+  int64_t bytes(const graph::Shape& shape, const std::string& what) {
     return scaled(elements(shape, what), options_.bytes_per_element);
   }
   static int64_t scaled(int64_t value, int64_t factor) {
@@ -62,7 +81,7 @@ class StageLowering {
   // Cached: a tensor is the input of several nodes.
   const TensorInfo& info(int tensor, bool shadow = false) {
     auto [it, fresh] = info_cache_.try_emplace(tensor * 2 + (shadow ? 1 : 0));
-    if (fresh) it->second = io_info(g_, tensor, shadow, values_, options_.io);
+    if (fresh) it->second = io_info(g_, tensor, shadow, values_, options_.io, &strings_);
     return it->second;
   }
   bool is_local(int tensor) const { return plan_.stage_of[tensor] == stage_; }
@@ -105,13 +124,27 @@ class StageLowering {
                   const std::optional<graph::Shape>& hidden, const char* suffix) {
     if (in < 0) return kNone;
     const graph::OpResult& from = g_.result(in);
-    std::vector<Collective> colls;
-    try {
-      colls = collectives_between(from.y_shape, from.y_hidden, *shape, *hidden,
-                                  options_.active_axes, options_.claim_rule);
-    } catch (const graph::GraphError& e) {
-      throw graph::GraphError("input " + g_[in].id() + " of " + g_[t].id() + ": " + e.what());
+    // Cached by the identities of the four views' expressions.
+    std::string key;
+    for (const graph::Shape* view : {&from.y_shape, &from.y_hidden, &*shape, &*hidden}) {
+      for (const expr::Expr& dim : *view) {
+        const void* id = dim.identity();
+        key.append(reinterpret_cast<const char*>(&id), sizeof id);
+      }
+      key += '|';
     }
+    auto cached = collectives_.find(key);
+    if (cached == collectives_.end()) {
+      try {
+        cached = collectives_
+                     .emplace(key, collectives_between(from.y_shape, from.y_hidden, *shape, *hidden,
+                                                       options_.active_axes, options_.claim_rule))
+                     .first;
+      } catch (const graph::GraphError& e) {
+        throw graph::GraphError("input " + g_[in].id() + " of " + g_[t].id() + ": " + e.what());
+      }
+    }
+    const std::vector<Collective>& colls = cached->second;
     int first = kNone, prev = kNone;
     for (const Collective& c : colls) {
       LoweredNode n;
@@ -349,6 +382,9 @@ class StageLowering {
   std::unordered_map<int, int> remote_output_;  // producer -> its RECV here
   std::vector<bool> removed_;
   std::unordered_map<int, TensorInfo> info_cache_;
+  std::unordered_map<const void*, int64_t> counts_;
+  StrCache strings_;
+  std::unordered_map<std::string, std::vector<Collective>> collectives_;
   const std::vector<Step> steps_;
   std::vector<int> step_of_;  // per node: its step index, -1 if none
 };
