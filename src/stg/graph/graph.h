@@ -49,6 +49,10 @@ class Graph {
 
   // Adds a tensor (its id must be new) and returns its index.
   int add(Tensor t);
+  void reserve(size_t n) {
+    tensors_.reserve(n);
+    index_.reserve(n);
+  }
 
   // ---- builder: shapes are written as text, as in a sharding spreadsheet.
   int input(const std::string& name, std::string_view shape, const std::string& grad_of = "");

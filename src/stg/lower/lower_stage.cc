@@ -32,6 +32,7 @@ class StageLowering {
             schedule_steps(options.schedule, stage, plan.pp, options.micro_batches, plan.chunks)) {}
 
   StageGraph run() {
+    nodes_.reserve(3 * plan_.members[stage_].size());
     for (int t : plan_.members[stage_]) lower_tensor(t);
     for (const auto& link : plan_.links)
       if (link.to_stage == stage_) add_recv(link);

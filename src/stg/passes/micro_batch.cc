@@ -22,6 +22,7 @@ Graph replicate_micro_batches(Graph g, int count) {
   const int per_copy = n - num_weights;
 
   Graph out;
+  out.reserve(num_weights + static_cast<size_t>(count) * per_copy + grad_of_weight.size());
   std::vector<int> shared(n, -1);  // weight -> its index in `out`
   for (int i = 0; i < n; ++i) {
     if (!is_weight[i]) continue;
