@@ -862,3 +862,22 @@ TEST(E2E, BooleanSpellings) {
 
 }  // namespace
 }  // namespace stg::e2e
+
+namespace stg::e2e {
+namespace {
+// The seed README's example 3 at the seed's default dimensions: its weight
+// dim Dmodel/(Head*sp) = 25600/2048 is fractional, but every size is whole,
+// so it must generate (the reference multiplies such dims as floats).
+TEST(E2E, SeedReadmeExample3FractionalDimWholeSizes) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "out";
+  const RunResult r = run_stg({"--output_dir", dir.string(), "--output_name", "workload.%d.json",
+                               "--comm_group_file", "comm_group.json", "--dp", "4", "--tp", "4",
+                               "--pp", "2", "--sp", "2", "--weight_sharded", "1",
+                               "--chakra_schema_version", "json", "--num_stacks", "2"},
+                              tmp.path(), tmp.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  check_invariants(read_output(dir, "workload.%d.json", "comm_group.json", Schema::kJson));
+}
+}  // namespace
+}  // namespace stg::e2e

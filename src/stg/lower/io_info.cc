@@ -37,9 +37,7 @@ TensorInfo io_info(const graph::Graph& g, int tensor, bool shadow, const Values&
     if (fresh) it->second = shape[i].str();
     info.name += it->second;
   }
-  int64_t elements = 1;
-  for (const expr::Expr& dim : shape)
-    elements *= whole_count(dim, values, "dimension of tensor " + t.id());
+  const int64_t elements = whole_count(expr::product(shape), values, "size of tensor " + t.id());
   double size = static_cast<double>(elements);
   if (policy.mixed_precision && elements != 0)
     size = t.require_grads ? std::floor(size * 1.5) * 4 : std::floor(size * 0.5) * 4;

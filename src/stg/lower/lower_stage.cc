@@ -54,20 +54,25 @@ class StageLowering {
     counts_.emplace(e.identity(), v);
     return v;
   }
-  int64_t count_dim(const expr::Expr& dim, const std::string& owner) {
-    if (dim.identity()) {
-      auto it = counts_.find(dim.identity());
-      if (it != counts_.end()) return it->second;
-    }
-    return count(dim, "dimension " + dim.str() + " of " + owner);
-  }
-  // Elements of a shape: the product of its dims, each a whole number.
+  // Elements of a shape: the exact product of its dims. A single dim may be
+  // fractional (the seed's Dmodel/(Head*sp) at its defaults is 25/2, and
+  // the reference multiplies such dims as floats); the product must not be.
   int64_t elements(const graph::Shape& shape, const std::string& owner) {
-    int64_t n = 1;
-    for (const expr::Expr& dim : shape)
-      if (__builtin_mul_overflow(n, count_dim(dim, owner), &n))
-        throw SizeError("size of " + owner + " overflows 64 bits");
-    return n;
+    expr::Rational n = 1;
+    for (const expr::Expr& dim : shape) {
+      auto it = dims_.find(dim.identity());
+      if (it == dims_.end()) it = dims_.emplace(dim.identity(), dim_value(dim, owner)).first;
+      n = n * it->second;
+    }
+    if (!n.is_integer() || n.num() < 0) return count(expr::product(shape), "size of " + owner);
+    return n.num();
+  }
+  expr::Rational dim_value(const expr::Expr& dim, const std::string& owner) const {
+    try {
+      return dim.evaluate(values_.by_symbol);
+    } catch (const expr::ExprError& e) {
+      throw SizeError("dimension " + dim.str() + " of " + owner + ": " + e.what());
+    }
   }
   // Size in the trace's units (elements or bytes).
   int64_t bytes(const graph::Shape& shape, const std::string& what) {
@@ -384,6 +389,7 @@ class StageLowering {
   std::vector<bool> removed_;
   std::unordered_map<int, TensorInfo> info_cache_;
   std::unordered_map<const void*, int64_t> counts_;
+  std::unordered_map<const void*, expr::Rational> dims_;
   StrCache strings_;
   std::unordered_map<std::string, std::vector<Collective>> collectives_;
   const std::vector<Step> steps_;
