@@ -27,15 +27,6 @@ constexpr uint8_t kAttrNameTag = (1 << 3) | 2;      // AttributeProto.name
 constexpr uint8_t kAttrInt32Tag = (7 << 3) | 0;     // AttributeProto.int32_val
 constexpr uint16_t kAttrStringTag = (29 << 3) | 2;  // AttributeProto.string_val (2-byte varint)
 
-size_t varint_size(uint64_t v) {
-  size_t n = 1;
-  while (v >= 0x80) {
-    v >>= 7;
-    ++n;
-  }
-  return n;
-}
-
 char* put_varint(char* p, uint64_t v) {
   while (v >= 0x80) {
     *p++ = static_cast<char>((v & 0x7F) | 0x80);
