@@ -37,7 +37,17 @@ TensorInfo io_info(const graph::Graph& g, int tensor, bool shadow, const Values&
     if (fresh) it->second = shape[i].str();
     info.name += it->second;
   }
-  const int64_t elements = whole_count(expr::product(shape), values, "size of tensor " + t.id());
+  // Exact product of the dims' values (cheaper than multiplying expressions).
+  expr::Rational exact = 1;
+  try {
+    for (const expr::Expr& dim : shape) exact = exact * dim.evaluate(values.by_symbol);
+  } catch (const expr::ExprError&) {
+    exact = expr::Rational(1, 2);  // let whole_count report it
+  }
+  const int64_t elements =
+      exact.is_integer() && exact.num() >= 0
+          ? exact.num()
+          : whole_count(expr::product(shape), values, "size of tensor " + t.id());
   double size = static_cast<double>(elements);
   if (policy.mixed_precision && elements != 0)
     size = t.require_grads ? std::floor(size * 1.5) * 4 : std::floor(size * 0.5) * 4;
