@@ -1,13 +1,15 @@
 // The configuration matrix: a few hundred distinct, small configurations of
 // every model type and feature, each generated and checked with
-// `stg validate` (stg::tools::validate_dir: the consumer rules that keep
-// ASTRA-sim from hanging) and generated a second time, with a different
+// `stg validate --replay` (stg::tools::validate_dir: the static consumer
+// rules that keep ASTRA-sim from hanging, then the order-only replay of all
+// ranks, which must complete) and generated a second time, with a different
 // number of writer threads, to check that the output bytes are identical.
 //
 // Most configurations call stg::generate() in-process (fast); the ones marked
 // `binary` run the stg executable instead (twice) and are also compared with
 // the in-process output byte for byte. Each configuration is its own test,
-// named after its flags (Matrix/Config.Valid/llama_dp2_tp2_pp2_z1_mb4_1f1b_v004).
+// named after its flags
+// (Matrix/MatrixConfig.ValidAndDeterministic/llama_dp2_pp2_z1_mb2_1f1b_v004).
 // MatrixSummary.Configs<N> checks that the matrix has at least 200 distinct
 // configurations and covers every value of every dimension listed below.
 //
@@ -39,6 +41,7 @@
 #include "stg/models/hf_config.h"
 #include "stg/models/presets.h"
 #include "stg/options.h"
+#include "stg/tools/replay.h"
 #include "stg/tools/validate.h"
 
 namespace stg::matrix {
@@ -486,7 +489,36 @@ std::vector<Config> build_matrix() {
     }
   }
 
-  // H. Module spreadsheets over dp/tp/sp with every ZeRO stage.
+  // The seed transformer has one micro-batch, so interleaving needs pp 1.
+  for (auto [v, stacks] : std::vector<std::pair<int, int>>{{2, 2}, {2, 4}, {3, 3}}) {
+    Config c;
+    c.vstages = v;
+    c.stacks = stacks;
+    c.schedule = "interleaved";
+    rotate(c);
+    c.weight_sharded = v == 3;
+    push(c);
+  }
+
+  // H. More stages than blocks: pp = num_stacks + 1 or + 2 gives the
+  // embeddings stages of their own.
+  for (const std::string model : {"transformer", "gpt", "llama", "moe"}) {
+    for (int extra : {1, 2}) {
+      for (const std::string schedule : {"none", "1f1b"}) {
+        Config c;
+        c.model = model;
+        c.stacks = 2;
+        c.pp = 2 + extra;
+        c.dp = extra;
+        c.schedule = schedule;
+        if (c.later()) c.micro_batches = 2;
+        rotate(c);
+        push(c);
+      }
+    }
+  }
+
+  // I. Module spreadsheets over dp/tp/sp with every ZeRO stage.
   const std::vector<std::array<int, 3>> csv_degrees = {{1, 1, 1}, {2, 1, 1}, {1, 2, 1}, {1, 1, 2},
                                                        {2, 2, 2}, {3, 1, 1}, {1, 3, 1}, {1, 1, 3},
                                                        {4, 2, 1}, {8, 1, 1}, {1, 8, 1}, {1, 1, 8}};
@@ -508,7 +540,7 @@ std::vector<Config> build_matrix() {
     }
   }
 
-  // I. Presets and Hugging Face configs with two blocks.
+  // J. Presets and Hugging Face configs with two blocks.
   for (const std::string preset : {"llama3-8b", "mixtral-8x7b", "gpt3-175b"}) {
     Config c;
     c.preset = preset;
@@ -536,7 +568,7 @@ std::vector<Config> build_matrix() {
     push(c);
   }
 
-  // J. A few through the executable (compared with the in-process bytes).
+  // K. A few through the executable (compared with the in-process bytes).
   std::vector<Config> binary;
   for (size_t k = 0; k < out.size(); k += out.size() / 10) binary.push_back(out[k]);
   for (Config& c : binary) {
@@ -652,11 +684,16 @@ void expect_valid(const Config& c, const fs::path& dir) {
   tools::ValidateOptions vo;
   vo.threads = 2;
   vo.require_pg_name = c.schema == "v0.0.4";  // what ASTRA-sim HEAD reads
+  vo.replay = true;
   const tools::ValidationReport r = tools::validate_dir(dir.string(), vo);
   std::ostringstream detail;
   for (const std::string& e : r.errors) detail << "\n  error: " << e;
   for (const tools::Violation& v : r.shown)
     detail << "\n  " << tools::rule_label(v.rule) << " " << v.message;
+  if (r.replay) detail << "\n  " << tools::replay_summary(*r.replay);
+  ASSERT_TRUE(r.replay.has_value()) << r.verdict() << detail.str();
+  EXPECT_TRUE(r.replay->completed) << r.verdict() << detail.str();
+  EXPECT_EQ(r.replay->nodes_done, r.nodes) << detail.str();
   EXPECT_TRUE(r.errors.empty()) << r.verdict() << detail.str();
   EXPECT_EQ(r.violations(), 0) << r.verdict() << detail.str();
   EXPECT_EQ(r.ranks, c.ranks()) << r.verdict();

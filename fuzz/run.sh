@@ -1,0 +1,130 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (fuzz/fuzz_*.cc) with clang into build-fuzz/
+# and runs each for SECONDS seconds (default 60), at most one per core at a
+# time. Seeds: fuzz/corpus/<target>/ (read only; new inputs go to
+# build-fuzz/corpus/<target>/). Inputs that crash (or leak, throw, trip a
+# sanitizer) are written to fuzz/crashes/<target>-crash-<sha1> (leak-, ...)
+# and the script exits 1; slow or oversized inputs (timeout-, slow-unit-,
+# oom-) are kept there too and reported, and fail the run only with
+# STG_FUZZ_STRICT=1. Reproduce with build-fuzz/<target> fuzz/crashes/<file>.
+# Installs clang-14 and libclang-rt-14-dev with apt-get when clang or
+# libFuzzer is missing (needs root then).
+#   usage: bash fuzz/run.sh [SECONDS] [TARGET...]
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+duration="${1:-60}"
+shift || true
+targets=("$@")
+[[ ${#targets[@]} -gt 0 ]] || targets=(fuzz_expr fuzz_csv fuzz_trace fuzz_hf_config)
+
+# A clang that can link a libFuzzer target.
+can_fuzz() {
+  local cxx="$1" dir
+  command -v "$cxx" >/dev/null 2>&1 || return 1
+  dir=$(mktemp -d)
+  printf '#include <cstdint>\n#include <cstddef>\nextern "C" int LLVMFuzzerTestOneInput(const uint8_t*, size_t) { return 0; }\n' \
+    >"$dir/t.cc"
+  if "$cxx" -fsanitize=fuzzer,address,undefined "$dir/t.cc" -o "$dir/t" >/dev/null 2>&1; then
+    rm -rf "$dir"
+    return 0
+  fi
+  rm -rf "$dir"
+  return 1
+}
+
+cxx=""
+for c in clang++-14 clang++; do
+  if can_fuzz "$c"; then cxx="$c"; break; fi
+done
+if [[ -z "$cxx" ]]; then
+  if [[ $(id -u) -ne 0 ]]; then
+    echo "fuzz: clang with libFuzzer is missing: run as root, or: sudo apt-get install -y clang-14 libclang-rt-14-dev" >&2
+    exit 1
+  fi
+  echo "fuzz: installing clang-14 libclang-rt-14-dev"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update
+  apt-get install -y --no-install-recommends clang-14 libclang-rt-14-dev
+  can_fuzz clang++-14 || { echo "fuzz: clang++-14 still cannot build a fuzzer" >&2; exit 1; }
+  cxx=clang++-14
+fi
+
+generator=()
+command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+if [[ -f build-fuzz/CMakeCache.txt ]] && ! grep -q "^CMAKE_GENERATOR:INTERNAL=${generator[1]:-Unix Makefiles}$" build-fuzz/CMakeCache.txt; then
+  rm -rf build-fuzz  # configured with another generator
+fi
+cmake -S . -B build-fuzz "${generator[@]}" -DCMAKE_CXX_COMPILER="$(command -v "$cxx")" \
+  -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTG_FUZZ=ON -DSTG_BUILD_TESTS=OFF >/dev/null
+cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]}"
+
+mkdir -p fuzz/crashes
+# Runs one target until its time is up. A crash, a leak, an uncaught
+# exception or a sanitizer report stops it (exit 1). An input that is merely
+# slow (timeout-, slow-unit-) or too big (oom-) is kept in fuzz/crashes/ and
+# fuzzing resumes for the remaining time; such findings fail the run only
+# with STG_FUZZ_STRICT=1. Writes build-fuzz/<target>.{log,stats}.
+run_one() {
+  local t="$1" log="build-fuzz/$1.log" stats="build-fuzz/$1.stats"
+  local deadline=$(($(date +%s) + duration)) execs=0 resource=0 rc=0 part remaining artifact n
+  mkdir -p "build-fuzz/corpus/$t"
+  : >"$log"
+  part="build-fuzz/$t.part.log"
+  while remaining=$((deadline - $(date +%s))); [[ $remaining -gt 0 ]]; do
+    rc=0
+    # -timeout: an input that takes 10 s is a finding (the inputs are small);
+    # -rss_limit_mb (and the malloc limit it implies): so is one that needs 2 GB.
+    "build-fuzz/$t" "build-fuzz/corpus/$t" "fuzz/corpus/$t" \
+      -max_total_time="$remaining" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
+      -artifact_prefix="fuzz/crashes/$t-" -print_final_stats=1 >"$part" 2>&1 || rc=$?
+    cat "$part" >>"$log"
+    n=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$part" | grep -o '[0-9]*$' | tail -1)
+    [[ -z "$n" ]] && n=$(grep -o '^#[0-9]*' "$part" | tail -1 | tr -d '#')
+    execs=$((execs + ${n:-0}))
+    [[ $rc -eq 0 ]] && break
+    artifact=$(grep -o 'Test unit written to .*' "$part" | tail -1 | sed 's/Test unit written to //')
+    case "$(basename "${artifact:-none}")" in
+      "$t"-timeout-* | "$t"-slow-unit-* | "$t"-oom-*)
+        resource=$((resource + 1))
+        echo "fuzz: $t: resource limit hit, input kept in $artifact; resuming" >&2
+        rc=0
+        ;;
+      *) break ;;
+    esac
+  done
+  echo "$execs $resource $rc" >"$stats"
+  rm -f "$part"
+  [[ $rc -eq 0 ]]
+}
+
+jobs_max=$(nproc)
+declare -A pids=()
+for t in "${targets[@]}"; do
+  while [[ $(jobs -rp | wc -l) -ge $jobs_max ]]; do sleep 1; done
+  echo "fuzz: $t for ${duration}s"
+  run_one "$t" &
+  pids[$t]=$!
+done
+status=0
+summary=()
+for t in "${targets[@]}"; do
+  rc=0
+  wait "${pids[$t]}" || rc=$?
+  log="build-fuzz/$t.log"
+  read -r execs resource _ <"build-fuzz/$t.stats" || true
+  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*')
+  line="$t: ${execs:-?} executions in ${duration}s ($(( ${execs:-0} / duration ))/s), coverage ${cov:-?}"
+  if [[ ${resource:-0} -gt 0 ]]; then
+    line="$line, $resource slow/oversized input(s) kept in fuzz/crashes/"
+    [[ "${STG_FUZZ_STRICT:-0}" == 1 ]] && status=1
+  fi
+  if [[ $rc -ne 0 ]]; then
+    status=1
+    line="$line: FOUND A CRASH, see $log"
+    grep -E '^==[0-9]+==ERROR|SUMMARY:|Test unit written to|runtime error:|uncaught|fuzz_' "$log" | head -8 >&2 || true
+  fi
+  summary+=("$line")
+done
+printf 'fuzz: %s\n' "${summary[@]}"
+exit "$status"
