@@ -314,3 +314,12 @@ TEST(ExprEvaluateTest, OverflowThrows) {
 
 }  // namespace
 }  // namespace stg::expr
+
+// Found by fuzzing: a product of many sums expands exponentially; it is
+// refused with an ExprError instead of running for minutes.
+TEST(ExprLimitsTest, ExplodingProductIsRefused) {
+  std::string text;
+  for (int i = 0; i < 16; ++i) text += std::string(i ? "*" : "") + "(a" + std::to_string(i) + "+b+c)";
+  EXPECT_THROW(stg::expr::Expr::parse(text), stg::expr::ExprError);
+  EXPECT_NO_THROW(stg::expr::Expr::parse("(a+b)*(c+d)*(e+f)"));
+}

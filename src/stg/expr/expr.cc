@@ -120,6 +120,12 @@ Expr Expr::operator-(const Expr& o) const {
 }
 
 Expr Expr::operator*(const Expr& o) const {
+  // Shapes are products of a few sums; a product of many sums expands
+  // exponentially (found by fuzzing), so refuse expansions past this size.
+  constexpr size_t kMaxTerms = 4096;
+  if (terms().size() * o.terms().size() > kMaxTerms)
+    throw ExprError("expression too large: a product would expand to more than " +
+                    std::to_string(kMaxTerms) + " terms");
   Expr r;
   for (const auto& [ma, ca] : terms()) {
     for (const auto& [mb, cb] : o.terms()) r.add_term(multiply(ma, mb), ca * cb);
