@@ -8,8 +8,9 @@
 # RelWithDebInfo's -O2 -g (about twice as fast to build; reports keep file:line
 # stacks); set STG_SANITIZE_FLAGS="-O2 -g" for the slow build. The ~400
 # configuration-matrix tests (tests/matrix_test.cc) run in one stg_tests
-# process instead of one process each (ASan start-up dominates them); every
-# other test runs under ctest.
+# process per core (gtest sharding) instead of one process each (ASan
+# start-up dominates them); every other test runs under ctest. With extra
+# arguments only ctest runs.
 #   usage: bash scripts/sanitize.sh [extra ctest arguments, e.g. -R Replay]
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
@@ -27,6 +28,21 @@ export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 ctest --test-dir build-asan --output-on-failure -j"$(nproc)" --timeout 600 \
   -E '^Matrix/MatrixConfig\.' "$@"
 if [[ $# -eq 0 ]]; then
-  echo "sanitize: configuration matrix, in one process"
-  build-asan/stg_tests --gtest_filter='Matrix/MatrixConfig.*' --gtest_brief=1
+  shards=$(nproc)
+  echo "sanitize: configuration matrix, $shards shard(s) of one process each"
+  pids=()
+  for ((i = 0; i < shards; ++i)); do
+    GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i build-asan/stg_tests \
+      --gtest_filter='Matrix/MatrixConfig.*' --gtest_brief=1 >"build-asan/matrix.$i.log" 2>&1 &
+    pids+=($!)
+  done
+  status=0
+  for ((i = 0; i < shards; ++i)); do
+    if ! wait "${pids[$i]}"; then
+      status=1
+      cat "build-asan/matrix.$i.log"
+    fi
+    grep -E '^\[( +PASSED| +FAILED|=+\])' "build-asan/matrix.$i.log" || true
+  done
+  exit "$status"
 fi

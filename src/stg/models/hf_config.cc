@@ -119,7 +119,7 @@ std::string read_text(const std::string& path) {
 json parse(const std::string& path, const std::string& text) {
   try {
     return json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse errors and out-of-range numbers
     std::string what = e.what();
     // Drop nlohmann's "[json.exception.parse_error.101] " prefix.
     if (!what.empty() && what[0] == '[') {
@@ -178,6 +178,8 @@ void apply_hf_config(const std::string& path, Options& o) {
 
   const int64_t hidden = cfg.required_size(hidden_names);
   // GPT-2/GPT-J: n_inner null or absent means 4 * n_embd.
+  if (hidden > std::numeric_limits<int64_t>::max() / 4)
+    throw UsageError("--hf_config " + path + ": the hidden size is too large");
   const int64_t ffn = gpt ? cfg.optional_size({"intermediate_size", "n_inner"}).value_or(4 * hidden)
                           : cfg.required_size({"intermediate_size"});
   const int64_t heads = cfg.required_size(heads_names);
