@@ -10,9 +10,16 @@
 # Installs clang-14 and libclang-rt-14-dev with apt-get when clang or
 # libFuzzer is missing (needs root then).
 #   usage: bash fuzz/run.sh [SECONDS] [TARGET...]
+#          bash fuzz/run.sh ci [TARGET...]   (CI: a fixed seed and a fixed
+#          number of runs per target, so the result is reproducible)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
+ci_runs=0
+if [[ "${1:-}" == ci ]]; then
+  ci_runs=20000
+  set -- 60 "${@:2}"
+fi
 duration="${1:-60}"
 shift || true
 targets=("$@")
@@ -75,8 +82,12 @@ run_one() {
     rc=0
     # -timeout: an input that takes 10 s is a finding (the inputs are small);
     # -rss_limit_mb (and the malloc limit it implies): so is one that needs 2 GB.
+    limit=(-max_total_time="$remaining")
+    # CI: a fixed seed and run count (build-fuzz/ is new in CI, so the
+    # inputs are the repository's seeds plus what this run derives from them).
+    [[ $ci_runs -gt 0 ]] && limit=(-runs="$ci_runs" -seed=1)
     "build-fuzz/$t" "build-fuzz/corpus/$t" "fuzz/corpus/$t" \
-      -max_total_time="$remaining" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
+      "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
       -artifact_prefix="fuzz/crashes/$t-" -print_final_stats=1 >"$part" 2>&1 || rc=$?
     cat "$part" >>"$log"
     n=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$part" | grep -o '[0-9]*$' | tail -1)
