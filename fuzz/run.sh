@@ -90,11 +90,12 @@ run_one() {
       "${limit[@]}" -timeout=10 -rss_limit_mb=2048 -max_len=16384 \
       -artifact_prefix="fuzz/crashes/$t-" -print_final_stats=1 >"$part" 2>&1 || rc=$?
     cat "$part" >>"$log"
-    n=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$part" | grep -o '[0-9]*$' | tail -1)
-    [[ -z "$n" ]] && n=$(grep -o '^#[0-9]*' "$part" | tail -1 | tr -d '#')
+    # grep -a: the logs can hold raw input bytes.
+    n=$(grep -ao 'stat::number_of_executed_units: *[0-9]*' "$part" | grep -o '[0-9]*$' | tail -1 || true)
+    [[ -z "$n" ]] && n=$(grep -ao '^#[0-9]*' "$part" | tail -1 | tr -d '#' || true)
     execs=$((execs + ${n:-0}))
     [[ $rc -eq 0 ]] && break
-    artifact=$(grep -o 'Test unit written to .*' "$part" | tail -1 | sed 's/Test unit written to //')
+    artifact=$(grep -ao 'Test unit written to .*' "$part" | tail -1 | sed 's/Test unit written to //' || true)
     case "$(basename "${artifact:-none}")" in
       "$t"-timeout-* | "$t"-slow-unit-* | "$t"-oom-*)
         resource=$((resource + 1))
@@ -113,7 +114,7 @@ jobs_max=$(nproc)
 declare -A pids=()
 for t in "${targets[@]}"; do
   while [[ $(jobs -rp | wc -l) -ge $jobs_max ]]; do sleep 1; done
-  echo "fuzz: $t for ${duration}s"
+  if [[ $ci_runs -gt 0 ]]; then echo "fuzz: $t for $ci_runs runs (seed 1)"; else echo "fuzz: $t for ${duration}s"; fi
   run_one "$t" &
   pids[$t]=$!
 done
@@ -124,8 +125,10 @@ for t in "${targets[@]}"; do
   wait "${pids[$t]}" || rc=$?
   log="build-fuzz/$t.log"
   read -r execs resource _ <"build-fuzz/$t.stats" || true
-  cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*')
-  line="$t: ${execs:-?} executions in ${duration}s ($(( ${execs:-0} / duration ))/s), coverage ${cov:-?}"
+  cov=$(grep -ao 'cov: [0-9]*' "$log" | tail -1 | grep -o '[0-9]*' || true)
+  rate=$((${execs:-0} / duration))
+  line="$t: ${execs:-?} executions in ${duration}s (${rate}/s), coverage ${cov:-?}"
+  [[ $ci_runs -gt 0 ]] && line="$t: ${execs:-?} executions (seed 1), coverage ${cov:-?}"
   if [[ ${resource:-0} -gt 0 ]]; then
     line="$line, $resource slow/oversized input(s) kept in fuzz/crashes/"
     [[ "${STG_FUZZ_STRICT:-0}" == 1 ]] && status=1
@@ -133,7 +136,7 @@ for t in "${targets[@]}"; do
   if [[ $rc -ne 0 ]]; then
     status=1
     line="$line: FOUND A CRASH, see $log"
-    grep -E '^==[0-9]+==ERROR|SUMMARY:|Test unit written to|runtime error:|uncaught|fuzz_' "$log" | head -8 >&2 || true
+    grep -aE '^==[0-9]+==ERROR|SUMMARY:|Test unit written to|runtime error:|uncaught|fuzz_' "$log" | head -8 >&2 || true
   fi
   summary+=("$line")
 done
