@@ -8,6 +8,7 @@ PACKAGES=(
   libprotobuf-dev protobuf-compiler
   nlohmann-json3-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  libjemalloc-dev
   python3
 )
 

@@ -37,8 +37,9 @@ StageGraph make_stage() {
 
   LoweredNode comp = make_node(10, "in_emb.y@0_COMP", NodeKind::kComp);
   comp.y_tensor_size = 2048;
-  comp.inputs = {{"x@0MicroBatch/dp,Seq", "1024.0"}, {"w@0Dmodel,Dff", "4096"}};
-  comp.outputs = {{"in_emb.y@0MicroBatch/dp,Seq", "2048.0"}};
+  comp.inputs = {make_tensor_info("x@0MicroBatch/dp,Seq", "1024.0"),
+                 make_tensor_info("w@0Dmodel,Dff", "4096")};
+  comp.outputs = {make_tensor_info("in_emb.y@0MicroBatch/dp,Seq", "2048.0")};
   comp.num_ops = 123456789012;  // does not fit in 32 bits
   comp.tensor_size = 2048;
   comp.op_type = "M";
@@ -47,7 +48,7 @@ StageGraph make_stage() {
   LoweredNode ag = make_node(11, "in_emb.y@0_X1COMM", NodeKind::kColl);
   ag.data_deps = {10};
   ag.y_tensor_size = 4096;
-  ag.inputs = {{"in_emb.y@0MicroBatch/dp,Seq", "2048.0"}};
+  ag.inputs = {make_tensor_info("in_emb.y@0MicroBatch/dp,Seq", "2048.0")};
   ag.coll = CollType::kAllGather;
   ag.axis = Axis::kTp;
   ag.comm_size = 2048;
@@ -56,7 +57,7 @@ StageGraph make_stage() {
   LoweredNode ar = make_node(12, "in_emb.y@0_X2_COMM", NodeKind::kColl);
   ar.data_deps = {11};
   ar.y_tensor_size = 4096;
-  ar.inputs = {{"in_emb.y@0MicroBatch/dp,Seq", "4096.0"}};
+  ar.inputs = {make_tensor_info("in_emb.y@0MicroBatch/dp,Seq", "4096.0")};
   ar.coll = CollType::kAllReduce;  // enum value 0 in v0.0.4
   ar.axis = Axis::kDp;
   ar.comm_size = 4096;
@@ -64,7 +65,7 @@ StageGraph make_stage() {
 
   LoweredNode send = make_node(30, "in_emb.y@0_Y_SEND", NodeKind::kSend);
   send.data_deps = {12};
-  send.inputs = {{"in_emb.y@0MicroBatch/dp,Seq", "4096.0"}};
+  send.inputs = {make_tensor_info("in_emb.y@0MicroBatch/dp,Seq", "4096.0")};
   send.comm_size = 4096;
   send.peer_stage = 1;
   send.tag = 309199;
@@ -72,7 +73,7 @@ StageGraph make_stage() {
 
   LoweredNode recv = make_node(31, "shadow_dy@0_Y_RECV", NodeKind::kRecv);
   recv.y_tensor_size = 4096;
-  recv.outputs = {{"shadow_dy@0MicroBatch/dp,Seq", "4096.0"}};
+  recv.outputs = {make_tensor_info("shadow_dy@0MicroBatch/dp,Seq", "4096.0")};
   recv.comm_size = 4096;
   recv.peer_stage = 1;
   recv.tag = 309200;
@@ -83,8 +84,8 @@ StageGraph make_stage() {
   dx.data_deps = {31, 10};
   dx.ctrl_deps = {30, 31};  // 31 is also a data dep
   dx.y_tensor_size = 4096;
-  dx.inputs = {{"shadow_dy@0MicroBatch/dp,Seq", "4096.0"}};
-  dx.outputs = {{"dx@0MicroBatch/dp,Seq", "4096.0"}};
+  dx.inputs = {make_tensor_info("shadow_dy@0MicroBatch/dp,Seq", "4096.0")};
+  dx.outputs = {make_tensor_info("dx@0MicroBatch/dp,Seq", "4096.0")};
   dx.num_ops = 10;
   dx.tensor_size = 4096;
   dx.op_type = "E";
@@ -381,7 +382,7 @@ TEST(EmitV004, LargeMessagesAreFramed) {
   // A node larger than 127 bytes needs a multi-byte length varint.
   StageGraph g;
   LoweredNode n = make_node(1, std::string(300, 'n'), NodeKind::kComp);
-  n.inputs.assign(100, TensorInfo{"tensor@0A,B", "1.0"});
+  n.inputs.assign(100, make_tensor_info("tensor@0A,B", "1.0"));
   g.nodes.push_back(n);
   g.nodes.push_back(make_node(2, "second", NodeKind::kComp));
   std::string out;

@@ -239,10 +239,10 @@ Plan plan_later(const Options& o) {
   p.model.axes = model.axes;
   p.model.num_blocks = model.num_blocks;
   p.micro_batches = static_cast<int>(batch / micro);
-  p.model.graph = passes::replicate_micro_batches(std::move(model.graph), p.micro_batches);
   const int zero = zero_stage(o);
   const expr::Expr dp = expr::Expr::symbol("dp"), one = expr::Expr::constant(1);
-  p.model.graph.substitute({{"fsdp", zero == 3 ? dp : one}, {"gshard", zero >= 2 ? dp : one}});
+  model.graph.substitute({{"fsdp", zero == 3 ? dp : one}, {"gshard", zero >= 2 ? dp : one}});
+  p.model.graph = passes::replicate_micro_batches(std::move(model.graph), p.micro_batches);
   p.update.zero_stage = zero;
   p.degree = {o.dp, tp, o.sp, moe ? o.ep : 1};
   p.lower.claim_rule = lower::ClaimRule::kEveryAxisInDim;

@@ -47,14 +47,14 @@ pb::AttributeProto* add_attr(pb::Node& node, const char* name) {
 
 // Flat [name, size, name, size, ...] list. An empty list leaves the oneof
 // unset (only the name is written), as the reference does.
-void add_tensor_list(pb::Node& node, const char* name, const std::vector<TensorInfo>& tensors) {
+void add_tensor_list(pb::Node& node, const char* name, const std::vector<TensorInfoRef>& tensors) {
   pb::AttributeProto* attr = add_attr(node, name);
   if (tensors.empty()) return;
   auto* values = attr->mutable_string_list()->mutable_values();
   values->Reserve(static_cast<int>(2 * tensors.size()));
-  for (const TensorInfo& t : tensors) {
-    values->Add()->assign(t.name);
-    values->Add()->assign(t.size);
+  for (const TensorInfoRef& t : tensors) {
+    values->Add()->assign(t->name);
+    values->Add()->assign(t->size);
   }
 }
 

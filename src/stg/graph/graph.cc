@@ -47,6 +47,13 @@ int Graph::add(Tensor t) {
   return static_cast<int>(tensors_.size()) - 1;
 }
 
+int Graph::add(Tensor t, std::shared_ptr<const OpResult> known) {
+  const int i = add(std::move(t));
+  if (results_.size() < tensors_.size()) results_.resize(tensors_.size());
+  results_[i] = std::move(known);
+  return i;
+}
+
 void Graph::set_grad(int tensor, const std::string& grad_of) {
   if (!grad_of.empty()) tensors_[tensor].grad_of = at(grad_of);
 }
@@ -151,8 +158,8 @@ int Graph::reshape(const std::string& name, const std::string& x1, std::string_v
 }
 
 int Graph::op(const std::string& name, Op op, const std::string& x1, const std::string& x2,
-               std::string_view x1_shape, std::string_view x2_shape, std::string_view x1_hidden,
-               std::string_view x2_hidden) {
+              std::string_view x1_shape, std::string_view x2_shape, std::string_view x1_hidden,
+              std::string_view x2_hidden) {
   Tensor t;
   t.name = name;
   t.op = op;
@@ -169,9 +176,8 @@ int Graph::op(const std::string& name, Op op, const std::string& x1, const std::
   return add(std::move(t));
 }
 
-int Graph::slice(const std::string& name, const std::string& x1, int axis,
-                 std::string_view size, std::string_view x1_shape, const std::string& x2,
-                 std::string_view x2_shape) {
+int Graph::slice(const std::string& name, const std::string& x1, int axis, std::string_view size,
+                 std::string_view x1_shape, const std::string& x2, std::string_view x2_shape) {
   int i = op(name, Op::kSlice, x1, x2, x1_shape, x2_shape);
   tensors_[i].axis = axis;
   tensors_[i].factor = Expr::parse(size);
@@ -271,11 +277,11 @@ void Graph::evaluate_all() const {
   for (size_t i = 0; i < tensors_.size(); ++i) result(static_cast<int>(i));
 }
 
-const OpResult& Graph::result(int i) const {
+const std::shared_ptr<const OpResult>& Graph::shared_result(int i) const {
   if (results_.size() < tensors_.size()) results_.resize(tensors_.size());
   auto& slot = results_.at(i);
-  if (!slot) slot = evaluate_op(tensors_[i]);
-  return *slot;
+  if (!slot) slot = std::make_shared<const OpResult>(evaluate_op(tensors_[i]));
+  return slot;
 }
 
 }  // namespace stg::graph

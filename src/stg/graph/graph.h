@@ -7,6 +7,7 @@
 
 #include <initializer_list>
 #include <map>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -49,6 +50,9 @@ class Graph {
 
   // Adds a tensor (its id must be new) and returns its index.
   int add(Tensor t);
+  // Adds a copy of a tensor with the same op and views, whose op result is
+  // therefore known (replicas share it instead of evaluating it again).
+  int add(Tensor t, std::shared_ptr<const OpResult> known);
   void reserve(size_t n) {
     tensors_.reserve(n);
     index_.reserve(n);
@@ -75,8 +79,7 @@ class Graph {
          std::string_view x1_hidden = "1", std::string_view x2_hidden = "1");
   // Output is x1 with dim `axis` set to `size`; x2 is an optional extra input.
   int slice(const std::string& name, const std::string& x1, int axis, std::string_view size,
-            std::string_view x1_shape, const std::string& x2 = "",
-            std::string_view x2_shape = "");
+            std::string_view x1_shape, const std::string& x2 = "", std::string_view x2_shape = "");
   // Opaque kernel of `num_ops` operations whose output is (out_shape, out_hidden).
   int custom(const std::string& name, const std::string& x1, std::string_view num_ops,
              std::string_view x1_shape, std::string_view out_shape,
@@ -107,7 +110,8 @@ class Graph {
   void substitute(const std::map<std::string, expr::Expr>& renames);
 
   // Output shape/hidden/ops of every tensor, cached until the graph changes.
-  const OpResult& result(int i) const;
+  const OpResult& result(int i) const { return *shared_result(i); }
+  const std::shared_ptr<const OpResult>& shared_result(int i) const;
   // Fills the cache so that concurrent result() calls only read it.
   void evaluate_all() const;
 
@@ -117,7 +121,7 @@ class Graph {
 
   std::vector<Tensor> tensors_;
   std::unordered_map<std::string, int> index_;
-  mutable std::vector<std::optional<OpResult>> results_;
+  mutable std::vector<std::shared_ptr<const OpResult>> results_;
 };
 
 }  // namespace stg::graph

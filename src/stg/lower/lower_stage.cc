@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <queue>
+#include <stdexcept>
 #include <unordered_map>
 
 namespace stg::lower {
@@ -33,6 +34,9 @@ class StageLowering {
 
   StageGraph run() {
     nodes_.reserve(3 * plan_.members[stage_].size());
+    where_.resize(g_.size());
+    remote_output_.assign(g_.size(), kNone);
+    info_cache_.resize(2 * g_.size());
     for (int t : plan_.members[stage_]) lower_tensor(t);
     for (const auto& link : plan_.links)
       if (link.to_stage == stage_) add_recv(link);
@@ -45,26 +49,29 @@ class StageLowering {
  private:
   // Value of an expression of the graph, cached by expression (shapes of
   // replicated blocks share their expressions); the message for a value that
-  // is not a whole number is only built when needed.
-  int64_t count(const expr::Expr& e, const std::string& what) {
+  // is not a whole number is only built when needed (`what` makes it).
+  template <typename What>
+  int64_t count(const expr::Expr& e, const What& what) {
     if (!e.identity()) return 0;
     auto it = counts_.find(e.identity());
     if (it != counts_.end()) return it->second;
-    const int64_t v = whole_count(e, values_, what);
+    const int64_t v = whole_count(e, values_, what());
     counts_.emplace(e.identity(), v);
     return v;
   }
   // Elements of a shape: the exact product of its dims. A single dim may be
   // fractional (the seed's Dmodel/(Head*sp) at its defaults is 25/2, and
   // the reference multiplies such dims as floats); the product must not be.
-  int64_t elements(const graph::Shape& shape, const std::string& owner) {
+  template <typename What>
+  int64_t elements(const graph::Shape& shape, const What& owner) {
     expr::Rational n = 1;
     for (const expr::Expr& dim : shape) {
       auto it = dims_.find(dim.identity());
-      if (it == dims_.end()) it = dims_.emplace(dim.identity(), dim_value(dim, owner)).first;
+      if (it == dims_.end()) it = dims_.emplace(dim.identity(), dim_value(dim, owner())).first;
       n = n * it->second;
     }
-    if (!n.is_integer() || n.num() < 0) return count(expr::product(shape), "size of " + owner);
+    if (!n.is_integer() || n.num() < 0)
+      return count(expr::product(shape), [&] { return "size of " + owner(); });
     return n.num();
   }
   expr::Rational dim_value(const expr::Expr& dim, const std::string& owner) const {
@@ -75,7 +82,8 @@ class StageLowering {
     }
   }
   // Size in the trace's units (elements or bytes).
-  int64_t bytes(const graph::Shape& shape, const std::string& what) {
+  template <typename What>
+  int64_t bytes(const graph::Shape& shape, const What& what) {
     return scaled(elements(shape, what), options_.bytes_per_element);
   }
   static int64_t scaled(int64_t value, int64_t factor) {
@@ -85,13 +93,19 @@ class StageLowering {
     return out;
   }
   // Cached: a tensor is the input of several nodes.
-  const TensorInfo& info(int tensor, bool shadow = false) {
-    auto [it, fresh] = info_cache_.try_emplace(tensor * 2 + (shadow ? 1 : 0));
-    if (fresh) it->second = io_info(g_, tensor, shadow, values_, options_.io, &strings_);
-    return it->second;
+  const TensorInfoRef& info(int tensor, bool shadow = false) {
+    TensorInfoRef& slot = info_cache_[tensor * 2 + (shadow ? 1 : 0)];
+    if (!slot)
+      slot = std::make_shared<const TensorInfo>(
+          io_info(g_, tensor, shadow, values_, options_.io, &strings_));
+    return slot;
   }
   bool is_local(int tensor) const { return plan_.stage_of[tensor] == stage_; }
-  const TensorInfo& input_info(int tensor) { return info(tensor, !is_local(tensor)); }
+  const TensorInfoRef& input_info(int tensor) { return info(tensor, !is_local(tensor)); }
+  // Error-message makers, only called when a size is invalid.
+  auto tensor_named(int t) const {
+    return [this, t] { return "tensor " + g_[t].id(); };
+  }
 
   int push(LoweredNode n) {
     nodes_.push_back(std::move(n));
@@ -105,12 +119,12 @@ class StageLowering {
     LoweredNode comp;
     comp.name = x.id() + "_COMP";
     comp.kind = NodeKind::kComp;
-    comp.num_ops = count(r.num_ops, "operation count of " + x.id());
+    comp.num_ops = count(r.num_ops, [&] { return "operation count of " + x.id(); });
     // A contraction's multiply-accumulate is 2 FLOPs; an einsum without
     // contracted dims (an element-wise product) is one multiply per element.
     if (x.op == graph::Op::kEinsum && !r.y_hidden.empty())
       comp.num_ops = scaled(comp.num_ops, options_.flops_per_mac);
-    comp.y_tensor_size = bytes(r.y_shape, "tensor " + x.id());
+    comp.y_tensor_size = bytes(r.y_shape, tensor_named(t));
     comp.tensor_size = static_cast<uint64_t>(comp.y_tensor_size);
     comp.op_type = graph::op_code(x.op);
     for (int in : {x.x1, x.x2})
@@ -158,8 +172,8 @@ class StageLowering {
       n.kind = NodeKind::kColl;
       n.coll = c.type;
       n.axis = c.axis;
-      n.comm_size = bytes(from.y_shape, "tensor " + g_[in].id());
-      n.y_tensor_size = bytes(*shape, "input of " + g_[t].id());
+      n.comm_size = bytes(from.y_shape, tensor_named(in));
+      n.y_tensor_size = bytes(*shape, [&] { return "input of " + g_[t].id(); });
       n.inputs.push_back(input_info(in));
       if (prev != kNone) n.data_deps.push_back(static_cast<uint64_t>(prev));
       prev = push(std::move(n));
@@ -173,7 +187,7 @@ class StageLowering {
     LoweredNode n;
     n.name = g_[t].id() + "_Y_SEND";
     n.kind = NodeKind::kSend;
-    n.comm_size = bytes(g_.result(t).y_shape, "tensor " + g_[t].id());
+    n.comm_size = bytes(g_.result(t).y_shape, tensor_named(t));
     n.peer_stage = link.to_stage;
     n.tag = link.tag;
     n.inputs.push_back(info(t));
@@ -186,7 +200,7 @@ class StageLowering {
     LoweredNode n;
     n.name = "shadow_" + g_[t].id() + "_Y_RECV";
     n.kind = NodeKind::kRecv;
-    n.comm_size = bytes(g_.result(t).y_shape, "tensor " + g_[t].id());
+    n.comm_size = bytes(g_.result(t).y_shape, tensor_named(t));
     n.y_tensor_size = n.comm_size;
     n.peer_stage = link.from_stage;
     n.tag = link.tag;
@@ -195,8 +209,9 @@ class StageLowering {
   }
 
   int output_node(int tensor) const {
-    if (is_local(tensor)) return where_.at(tensor).comp;
-    return remote_output_.at(tensor);
+    if (is_local(tensor)) return where_[tensor].comp;
+    if (remote_output_[tensor] == kNone) throw std::logic_error("a cross-stage input has no RECV");
+    return remote_output_[tensor];
   }
 
   void connect_inputs(int t) {
@@ -384,10 +399,10 @@ class StageLowering {
   const Values& values_;
   const LowerOptions& options_;
   std::vector<LoweredNode> nodes_;
-  std::unordered_map<int, TensorNodes> where_;
-  std::unordered_map<int, int> remote_output_;  // producer -> its RECV here
+  std::vector<TensorNodes> where_;  // by tensor
+  std::vector<int> remote_output_;  // by producer: its RECV here
   std::vector<bool> removed_;
-  std::unordered_map<int, TensorInfo> info_cache_;
+  std::vector<TensorInfoRef> info_cache_;  // by 2 * tensor + shadow
   std::unordered_map<const void*, int64_t> counts_;
   std::unordered_map<const void*, expr::Rational> dims_;
   StrCache strings_;

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,12 @@ struct TensorInfo {
   std::string name;
   std::string size;
 };
+// Nodes of a stage share the entries of the tensors they read and write (a
+// tensor feeds several nodes; the strings are long).
+using TensorInfoRef = std::shared_ptr<const TensorInfo>;
+inline TensorInfoRef make_tensor_info(std::string name, std::string size) {
+  return std::make_shared<const TensorInfo>(TensorInfo{std::move(name), std::move(size)});
+}
 
 struct LoweredNode {
   uint64_t id = 0;
@@ -33,8 +40,8 @@ struct LoweredNode {
   // Element count of the tensor this node makes available (the seed-era
   // `y_tensor_size`, written by the v0.0.1-era JSON layout only).
   int64_t y_tensor_size = 0;
-  std::vector<TensorInfo> inputs;
-  std::vector<TensorInfo> outputs;
+  std::vector<TensorInfoRef> inputs;
+  std::vector<TensorInfoRef> outputs;
 
   // kComp
   int64_t num_ops = 0;

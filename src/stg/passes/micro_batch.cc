@@ -1,6 +1,7 @@
 #include "stg/passes/micro_batch.h"
 
 #include <map>
+#include <memory>
 #include <vector>
 
 namespace stg::passes {
@@ -40,9 +41,17 @@ Graph replicate_micro_batches(Graph g, int count) {
     return is_weight[i] ? shared[i] : num_weights + mb * per_copy + slot[i];
   };
 
+  // The replicas differ from the original only in names and references:
+  // rename its symbols once (each distinct expression once) and let every
+  // copy share the renamed views and their op result.
   const std::map<std::string, Expr> renames = {{"Batch", Expr::symbol("MicroBatch")}};
-  // Copies share expressions, so each distinct one is renamed once.
   graph::RenameMemo memo;
+  std::vector<std::shared_ptr<const graph::OpResult>> result(n);
+  for (int i = 0; i < n; ++i) {
+    if (is_weight[i]) continue;
+    graph::rename_symbols(g.mutable_tensor(i), renames, &memo);
+    result[i] = g.shared_result(i);
+  }
   // What the accumulated gradients need of the originals, kept before the
   // last replica takes the tensors.
   std::map<int, Tensor> grad_header;
@@ -70,8 +79,7 @@ Graph replicate_micro_batches(Graph g, int count) {
       for (int& d : t.extra_deps) map(d);
       // Per-micro-batch gradients are no longer the weights' gradients.
       if (t.grad_of >= 0) t.grad_of = is_weight[t.grad_of] ? -1 : copy_of(t.grad_of, mb);
-      graph::rename_symbols(t, renames, &memo);
-      out.add(std::move(t));
+      out.add(std::move(t), result[i]);
     }
   }
 
