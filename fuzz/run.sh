@@ -6,14 +6,22 @@
 # sanitizer) are written to fuzz/crashes/<target>-crash-<sha1> (leak-, ...)
 # and the script exits 1; slow or oversized inputs (timeout-, slow-unit-,
 # oom-) are kept there too and reported, and fail the run only with
-# STG_FUZZ_STRICT=1. Reproduce with build-fuzz/<target> fuzz/crashes/<file>.
+# --strict. Reproduce with build-fuzz/<target> fuzz/crashes/<file>.
 # Installs clang-14 and libclang-rt-14-dev with apt-get when clang or
 # libFuzzer is missing (needs root then).
-#   usage: bash fuzz/run.sh [SECONDS] [TARGET...]
-#          bash fuzz/run.sh ci [TARGET...]   (CI: a fixed seed and a fixed
-#          number of runs per target, so the result is reproducible)
+#   usage: bash fuzz/run.sh [--strict] [SECONDS] [TARGET...]
+#          bash fuzz/run.sh [--strict] ci [TARGET...]   (CI: a fixed seed and
+#          a fixed number of runs per target, so the result is reproducible)
+#   --strict may stand anywhere among the arguments.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+strict=0
+args=()
+for a in "$@"; do
+  if [[ "$a" == --strict ]]; then strict=1; else args+=("$a"); fi
+done
+set -- "${args[@]}"
 
 ci_runs=0
 if [[ "${1:-}" == ci ]]; then
@@ -71,7 +79,7 @@ mkdir -p fuzz/crashes
 # exception or a sanitizer report stops it (exit 1). An input that is merely
 # slow (timeout-, slow-unit-) or too big (oom-) is kept in fuzz/crashes/ and
 # fuzzing resumes for the remaining time; such findings fail the run only
-# with STG_FUZZ_STRICT=1. Writes build-fuzz/<target>.{log,stats}.
+# with --strict. Writes build-fuzz/<target>.{log,stats}.
 run_one() {
   local t="$1" log="build-fuzz/$1.log" stats="build-fuzz/$1.stats"
   local deadline=$(($(date +%s) + duration)) execs=0 resource=0 rc=0 part remaining artifact n
@@ -131,7 +139,7 @@ for t in "${targets[@]}"; do
   [[ $ci_runs -gt 0 ]] && line="$t: ${execs:-?} executions (seed 1), coverage ${cov:-?}"
   if [[ ${resource:-0} -gt 0 ]]; then
     line="$line, $resource slow/oversized input(s) kept in fuzz/crashes/"
-    [[ "${STG_FUZZ_STRICT:-0}" == 1 ]] && status=1
+    [[ $strict -eq 1 ]] && status=1
   fi
   if [[ $rc -ne 0 ]]; then
     status=1

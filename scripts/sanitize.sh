@@ -6,15 +6,25 @@
 #
 # To fit CI on two cores the build is -O1 -g1 (line tables only) instead of
 # RelWithDebInfo's -O2 -g (about twice as fast to build; reports keep file:line
-# stacks); set STG_SANITIZE_FLAGS="-O2 -g" for the slow build. The ~400
+# stacks); pass --flags "-O2 -g" for the slow build. The ~400
 # configuration-matrix tests (tests/matrix_test.cc) run in one stg_tests
 # process per core (gtest sharding) instead of one process each (ASan
 # start-up dominates them); every other test runs under ctest. With extra
-# arguments only ctest runs.
-#   usage: bash scripts/sanitize.sh [extra ctest arguments, e.g. -R Replay]
+# ctest arguments only ctest runs.
+#   usage: bash scripts/sanitize.sh [--flags "<compiler flags>"]
+#                                   [extra ctest arguments, e.g. -R Replay]
+#   --flags (first argument only) replaces the default "-O1 -g1".
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-flags="${STG_SANITIZE_FLAGS:--O1 -g1}"
+flags="-O1 -g1"
+if [[ "${1:-}" == --flags ]]; then
+  if [[ $# -lt 2 ]]; then
+    echo "sanitize: --flags needs a value, e.g. --flags \"-O2 -g\"" >&2
+    exit 2
+  fi
+  flags="$2"
+  shift 2
+fi
 generator=()
 command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
 if [[ -f build-asan/CMakeCache.txt ]] && ! grep -q "^CMAKE_GENERATOR:INTERNAL=${generator[1]:-Unix Makefiles}$" build-asan/CMakeCache.txt; then

@@ -7,9 +7,10 @@
 //   - the comm-group file, determinism, output naming, and that bad input is
 //     refused with exit status 2, one error line and no files.
 //
-// Golden files: set STG_UPDATE_GOLDEN=1 to rewrite them from the current
-// binary; check new figures independently (e.g. with an ET inspector) before
-// committing them.
+// Golden files: run
+//   build/stg_tests --gtest_filter='E2E/Golden*' --update_golden
+// to rewrite them from the current binary; check new figures independently
+// (e.g. with an ET inspector) before committing them.
 #include <fcntl.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <gtest/gtest.h>
@@ -37,6 +38,7 @@
 
 #include "et_def_v001.pb.h"
 #include "et_def_v004.pb.h"
+#include "test_flags.h"
 
 extern char** environ;
 
@@ -547,20 +549,21 @@ Output generate(const Case& c, const TempDir& tmp, const std::string& dir_name) 
 }
 
 // Compares `got` with tests/data/golden/<name>.json (or rewrites it when
-// STG_UPDATE_GOLDEN=1).
+// stg_tests runs with --update_golden).
 void expect_golden(const std::string& name, const Flags& flags, const json& got) {
   const fs::path path = fs::path(STG_TEST_DATA) / "golden" / (name + ".json");
   std::string args;
   for (const std::string& a : to_args(flags)) args += (args.empty() ? "" : " ") + a;
-  const char* update = std::getenv("STG_UPDATE_GOLDEN");
-  if (update && std::string(update) == "1") {
+  if (stg_test::update_golden()) {
     fs::create_directories(path.parent_path());
     json doc = {{"args", args}, {"ranks", got}};
     write_file(path, doc.dump(2) + "\n");
     std::printf("rewrote %s\n", path.c_str());
     return;
   }
-  ASSERT_TRUE(fs::exists(path)) << path << " is missing (STG_UPDATE_GOLDEN=1 creates it)";
+  ASSERT_TRUE(fs::exists(path))
+      << path
+      << " is missing (build/stg_tests --gtest_filter='E2E/Golden*' --update_golden creates it)";
   const json golden = json::parse(read_file(path));
   EXPECT_EQ(golden.at("args"), args) << "the golden file was made with other flags";
   EXPECT_EQ(golden.at("ranks"), got) << "differences (JSON patch from golden to now):\n"

@@ -561,6 +561,12 @@ TEST(Validate, MainExitCodes) {
   EXPECT_EQ(validate_main({t.dir(), "--threads", "1"}), 0);
   EXPECT_EQ(validate_main({}), 2);
   EXPECT_EQ(validate_main({t.dir(), "--bogus"}), 2);
+  EXPECT_EQ(validate_main({t.dir(), t.dir()}), 2);  // one directory only
+  EXPECT_EQ(validate_main({t.dir(), "--threads", "many"}), 2);
+  EXPECT_EQ(validate_main({t.dir(), "--show", "-1"}), 2);
+  EXPECT_EQ(validate_main({t.dir(), "--comm_group", ""}), 2);
+  EXPECT_EQ(validate_main({t.dir(), "--replay=1"}), 0);
+  EXPECT_EQ(validate_main({"--help"}), 0);
   EXPECT_EQ(validate_main({t.dir() + "/nonexistent"}), 2);
   t.write_file("other.json", R"({"1": [0, 1]})");  // a second comm-group file
   EXPECT_EQ(validate_main({t.dir()}), 2);
@@ -585,6 +591,9 @@ TEST(Inspect, SummarisesASet) {
   EXPECT_EQ(inspect_main({t.dir(), "--json"}), 0);
   EXPECT_EQ(inspect_main({t.dir(), "--per_rank"}), 0);
   EXPECT_EQ(inspect_main({}), 2);
+  EXPECT_EQ(inspect_main({t.dir(), "--threads", "x"}), 2);
+  EXPECT_EQ(inspect_main({t.dir(), "--bogus"}), 2);
+  EXPECT_EQ(inspect_main({"--help"}), 0);
 }
 
 TEST(Inspect, StructureIgnoresIdsGroupsPeersAndTags) {

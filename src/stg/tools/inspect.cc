@@ -506,84 +506,8 @@ void print_text(const json& j) {
   }
 }
 
-const char kInspectUsage[] =
-    "usage: stg inspect DIR [--comm_group FILE] [--json] [--per_rank] [--threads N]\n"
-    "\n"
-    "Summarises the per-rank Chakra traces in DIR (v0.0.4, v0.0.1 or JSON): ranks,\n"
-    "nodes by type, compute, collectives by type and group size, send/recv,\n"
-    "structure groups and file sizes.\n"
-    "\n"
-    "  --comm_group FILE   comm-group JSON (default: the one in DIR)\n"
-    "  --json              print the figures as JSON\n"
-    "  --per_rank          also list every rank\n"
-    "  --threads N         reader threads (default: one per core)\n"
-    "\n"
-    "Exit status: 0, or 2 on unreadable input or a usage error.\n";
-
-int inspect_usage_error(const std::string& message) {
-  std::fprintf(stderr, "stg inspect: error: %s\n%s", message.c_str(), kInspectUsage);
-  return 2;
-}
-
 }  // namespace
 
-int inspect_main(const std::vector<std::string>& args) {
-  InspectOptions options;
-  bool as_json = false;
-  std::string dir;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string a = args[i];
-    std::string value;
-    bool has_value = false;
-    if (a.rfind("--", 0) == 0) {
-      if (auto eq = a.find('='); eq != std::string::npos) {
-        value = a.substr(eq + 1);
-        a = a.substr(0, eq);
-        has_value = true;
-      }
-      std::replace(a.begin() + 2, a.end(), '-', '_');
-    }
-    auto take_value = [&]() -> bool {
-      if (has_value) return true;
-      if (i + 1 >= args.size()) return false;
-      value = args[++i];
-      return true;
-    };
-    if (a == "-h" || a == "--help") {
-      std::fputs(kInspectUsage, stdout);
-      return 0;
-    } else if (a == "--comm_group" || a == "--comm_group_file") {
-      if (!take_value() || value.empty()) return inspect_usage_error(a + " needs a file");
-      options.comm_group_file = value;
-    } else if (a == "--threads") {
-      if (!take_value() || value.empty() || value.size() > 6 ||
-          !std::all_of(value.begin(), value.end(),
-                       [](unsigned char ch) { return std::isdigit(ch); }))
-        return inspect_usage_error("--threads needs a number");
-      options.threads = std::stoi(value);
-    } else if (a == "--json" && !has_value) {
-      as_json = true;
-    } else if (a == "--per_rank" && !has_value) {
-      options.per_rank = true;
-    } else if (!a.empty() && a[0] == '-') {
-      return inspect_usage_error("unknown option " + args[i]);
-    } else if (dir.empty()) {
-      dir = a;
-    } else {
-      return inspect_usage_error("more than one directory given");
-    }
-  }
-  if (dir.empty()) return inspect_usage_error("no trace directory given");
-  const json j = inspect_dir(dir, options);
-  if (as_json) {
-    std::printf("%s\n", j.dump(1).c_str());
-  } else {
-    print_text(j);
-  }
-  for (const auto& e : j["errors"])
-    std::fprintf(stderr, "stg inspect: error: %s\n", e.get<std::string>().c_str());
-  std::fflush(stdout);
-  return j["errors"].empty() ? 0 : 2;
-}
+void print_inspection(const json& j) { print_text(j); }
 
 }  // namespace stg::tools

@@ -22,7 +22,10 @@ struct InspectOptions {
 // a directory that cannot be listed gives {"errors": [...]} only.
 nlohmann::ordered_json inspect_dir(const std::string& dir, const InspectOptions& options = {});
 
-// `stg inspect` with the arguments after the word "inspect":
+// Prints the figures of inspect_dir as text tables.
+void print_inspection(const nlohmann::ordered_json& figures);
+
+// `stg inspect` with the arguments after the word "inspect" (commands.cc):
 //   DIR [--comm_group FILE] [--json] [--per_rank] [--threads N]
 // Returns 0, or 2 on unreadable input or a usage error.
 int inspect_main(const std::vector<std::string>& args);
