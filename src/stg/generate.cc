@@ -79,53 +79,6 @@ int zero_stage(const Options& o) {
   return zero;
 }
 
-Plan plan_transformer(const Options& o) {
-  refuse_later_flags(o);
-  struct Dim {
-    const char* symbol;
-    const char* flag;
-    std::optional<int64_t> given;
-    int64_t fallback;
-  };
-  // The seed's defaults.
-  const std::vector<Dim> dims = {
-      {"Din", "--din", o.din, 51200},          {"Dout", "--dout", o.dout, 25600},
-      {"Dmodel", "--dmodel", o.dmodel, 25600}, {"Dff", "--dff", o.dff, 102400},
-      {"Batch", "--batch", o.batch, 1024},     {"Seq", "--seq", o.seq, 1024},
-      {"Head", "--head", o.head, 1024},
-  };
-  Plan p;
-  for (const Dim& d : dims) {
-    const int64_t v = d.given.value_or(d.fallback);
-    require(v >= 1, std::string(d.flag) + " " + std::to_string(v) +
-                        " is not a valid size: use a whole number >= 1");
-    p.values.by_symbol[d.symbol] = v;
-    p.values.flag_of[d.symbol] = d.flag;
-  }
-  const int64_t stacks = o.num_stacks.value_or(32);
-  require(stacks >= 1, "--num_stacks " + std::to_string(stacks) + " is not valid: use >= 1");
-  require(o.pp <= stacks + 2, "--pp " + std::to_string(o.pp) + " is larger than --num_stacks " +
-                                  std::to_string(stacks) +
-                                  " + 2: every stage needs a block or an "
-                                  "embedding");
-  const std::map<std::string, std::pair<const char*, int64_t>> degrees = {{"dp", {"--dp", o.dp}},
-                                                                          {"tp", {"--tp", o.tp}},
-                                                                          {"sp", {"--sp", o.sp}},
-                                                                          {"pp", {"--pp", o.pp}}};
-  for (const auto& [symbol, flag_value] : degrees) {
-    p.values.by_symbol[symbol] = flag_value.second;
-    p.values.flag_of[symbol] = flag_value.first;
-  }
-  const int zero = zero_stage(o);
-  require(zero == 0 || zero == 3, "--zero_stage " + std::to_string(zero) +
-                                      " needs --model_type gpt, llama or moe (the seed transformer "
-                                      "knows FSDP only: --zero_stage 3)");
-  p.model = models::build_transformer({static_cast<int>(stacks), zero == 3});
-  p.update.zero_stage = zero;
-  p.degree = {o.dp, o.tp, o.sp, 1};
-  return p;
-}
-
 // A model dimension: its symbol, flag, the value given (if any) and default.
 struct Dim {
   const char* symbol;
@@ -147,6 +100,37 @@ void bind_dims(Plan& p, const std::vector<Dim>& dims) {
 void bind_degree(Plan& p, const char* symbol, const char* flag, int64_t value) {
   p.values.by_symbol[symbol] = value;
   p.values.flag_of[symbol] = flag;
+}
+
+Plan plan_transformer(const Options& o) {
+  refuse_later_flags(o);
+  Plan p;
+  // The seed's defaults.
+  bind_dims(p, {{"Din", "--din", o.din, 51200},
+                {"Dout", "--dout", o.dout, 25600},
+                {"Dmodel", "--dmodel", o.dmodel, 25600},
+                {"Dff", "--dff", o.dff, 102400},
+                {"Batch", "--batch", o.batch, 1024},
+                {"Seq", "--seq", o.seq, 1024},
+                {"Head", "--head", o.head, 1024}});
+  const int64_t stacks = o.num_stacks.value_or(32);
+  require(stacks >= 1, "--num_stacks " + std::to_string(stacks) + " is not valid: use >= 1");
+  require(o.pp <= stacks + 2, "--pp " + std::to_string(o.pp) + " is larger than --num_stacks " +
+                                  std::to_string(stacks) +
+                                  " + 2: every stage needs a block or an "
+                                  "embedding");
+  bind_degree(p, "dp", "--dp", o.dp);
+  bind_degree(p, "tp", "--tp", o.tp);
+  bind_degree(p, "sp", "--sp", o.sp);
+  bind_degree(p, "pp", "--pp", o.pp);
+  const int zero = zero_stage(o);
+  require(zero == 0 || zero == 3, "--zero_stage " + std::to_string(zero) +
+                                      " needs --model_type gpt, llama or moe (the seed transformer "
+                                      "knows FSDP only: --zero_stage 3)");
+  p.model = models::build_transformer({static_cast<int>(stacks), zero == 3});
+  p.update.zero_stage = zero;
+  p.degree = {o.dp, o.tp, o.sp, 1};
+  return p;
 }
 
 std::string num(int64_t v) { return std::to_string(v); }

@@ -58,17 +58,9 @@ void Graph::set_grad(int tensor, const std::string& grad_of) {
   if (!grad_of.empty()) tensors_[tensor].grad_of = at(grad_of);
 }
 
-namespace {
-const Shape kOne = {Expr::constant(1)};
-}
-
+// The builders below are op() with their attributes, plus the gradient link.
 int Graph::input(const std::string& name, std::string_view shape, const std::string& grad_of) {
-  Tensor t;
-  t.name = name;
-  t.op = Op::kPlaceholder;
-  t.x1_shape = parse_shape(shape);
-  t.x1_hidden = kOne;
-  int i = add(std::move(t));
+  const int i = op(name, Op::kPlaceholder, "", "", shape);
   set_grad(i, grad_of);
   return i;
 }
@@ -83,17 +75,8 @@ int Graph::weight(const std::string& name, std::string_view shape) {
 int Graph::einsum(const std::string& name, const std::string& x1, const std::string& x2,
                   const std::string& spec, std::string_view x1_shape, std::string_view x2_shape,
                   const std::string& grad_of) {
-  Tensor t;
-  t.name = name;
-  t.op = Op::kEinsum;
-  t.einsum = spec;
-  t.x1 = ref(x1);
-  t.x2 = ref(x2);
-  t.x1_shape = parse_shape(x1_shape);
-  t.x1_hidden = kOne;
-  t.x2_shape = parse_shape(x2_shape);
-  t.x2_hidden = kOne;
-  int i = add(std::move(t));
+  const int i = op(name, Op::kEinsum, x1, x2, x1_shape, x2_shape);
+  tensors_[i].einsum = spec;
   set_grad(i, grad_of);
   if (tensors_[i].grad_of >= 0 && tensors_[tensors_[i].grad_of].role == Role::kWeight)
     tensors_[i].role = Role::kGradient;
@@ -102,14 +85,7 @@ int Graph::einsum(const std::string& name, const std::string& x1, const std::str
 
 int Graph::add_op(const std::string& name, const std::string& x1, const std::string& x2,
                   std::string_view shape, const std::string& grad_of) {
-  Tensor t;
-  t.name = name;
-  t.op = Op::kAdd;
-  t.x1 = ref(x1);
-  t.x2 = ref(x2);
-  t.x1_shape = t.x2_shape = parse_shape(shape);
-  t.x1_hidden = t.x2_hidden = kOne;
-  int i = add(std::move(t));
+  const int i = op(name, Op::kAdd, x1, x2, shape, shape);
   set_grad(i, grad_of);
   return i;
 }
@@ -117,42 +93,22 @@ int Graph::add_op(const std::string& name, const std::string& x1, const std::str
 int Graph::elementwise(const std::string& name, const std::string& x1,
                        expr::Rational ops_per_element, std::string_view shape,
                        const std::string& grad_of) {
-  Tensor t;
-  t.name = name;
-  t.op = Op::kElementwise;
-  t.amplifier = ops_per_element;
-  t.x1 = ref(x1);
-  t.x1_shape = parse_shape(shape);
-  t.x1_hidden = kOne;
-  int i = add(std::move(t));
+  const int i = op(name, Op::kElementwise, x1, "", shape);
+  tensors_[i].amplifier = ops_per_element;
   set_grad(i, grad_of);
   return i;
 }
 
 int Graph::identity(const std::string& name, const std::string& x1, std::string_view shape,
                     const std::string& grad_of) {
-  Tensor t;
-  t.name = name;
-  t.op = Op::kIdentity;
-  t.x1 = ref(x1);
-  t.x1_shape = parse_shape(shape);
-  t.x1_hidden = kOne;
-  int i = add(std::move(t));
+  const int i = op(name, Op::kIdentity, x1, "", shape);
   set_grad(i, grad_of);
   return i;
 }
 
 int Graph::reshape(const std::string& name, const std::string& x1, std::string_view from_shape,
                    std::string_view to_shape, const std::string& grad_of) {
-  Tensor t;
-  t.name = name;
-  t.op = Op::kReshape;
-  t.x1 = ref(x1);
-  t.x1_shape = parse_shape(from_shape);
-  t.x1_hidden = kOne;
-  t.x2_shape = parse_shape(to_shape);
-  t.x2_hidden = kOne;
-  int i = add(std::move(t));
+  const int i = op(name, Op::kReshape, x1, "", from_shape, to_shape);
   set_grad(i, grad_of);
   return i;
 }

@@ -21,30 +21,19 @@ constexpr const char* kFull = "Batch/dp, Seq/cp, Dmodel";
 constexpr const char* kHeads = "Batch/dp, Seq/cp, Dmodel/Head, Head/tp";
 
 Graph embedding(bool tpsp) {
+  // With tpsp the tokens are split over tp; without, the input features are.
+  const char* x = tpsp ? "Batch/dp, Seq/(cp*tp), Din" : "Batch/dp, Seq/cp, Din/tp";
+  const char* dy = tpsp ? "Batch/dp, Seq/(cp*tp), Dout" : "Batch/dp, Seq/cp, Dout";
+  const char* w = tpsp ? "Din, Dout" : "Din/tp, Dout";
   Graph g;
-  if (tpsp) {
-    constexpr const char* x = "Batch/dp, Seq/(cp*tp), Din";
-    constexpr const char* dy = "Batch/dp, Seq/(cp*tp), Dout";
-    g.input("x", x);
-    g.weight("w", "Din, Dout");
-    g.einsum("y", "x", "w", "bsm,mn->bsn", x, "Din, Dout");
-    const int b = static_cast<int>(g.size());
-    g.input("dy", dy, "y");
-    g.einsum("dw", "dy", "x", "bsn,bsm->mn", dy, x, "w");
-    g.einsum("dx", "dy", "w", "bsn,mn->bsm", dy, "Din, Dout", "x");
-    g.mark_backward_from(b);
-  } else {
-    constexpr const char* x = "Batch/dp, Seq/cp, Din/tp";
-    constexpr const char* dy = "Batch/dp, Seq/cp, Dout";
-    g.input("x", x);
-    g.weight("w", "Din/tp, Dout");
-    g.einsum("y", "x", "w", "bsm,mn->bsn", x, "Din/tp, Dout");
-    const int b = static_cast<int>(g.size());
-    g.input("dy", dy, "y");
-    g.einsum("dw", "dy", "x", "bsn,bsm->mn", dy, x, "w");
-    g.einsum("dx", "dy", "w", "bsn,mn->bsm", dy, "Din/tp, Dout", "x");
-    g.mark_backward_from(b);
-  }
+  g.input("x", x);
+  g.weight("w", w);
+  g.einsum("y", "x", "w", "bsm,mn->bsn", x, w);
+  const int b = static_cast<int>(g.size());
+  g.input("dy", dy, "y");
+  g.einsum("dw", "dy", "x", "bsn,bsm->mn", dy, x, "w");
+  g.einsum("dx", "dy", "w", "bsn,mn->bsm", dy, w, "x");
+  g.mark_backward_from(b);
   return g;
 }
 
