@@ -37,6 +37,9 @@ class StageLowering {
     where_.resize(g_.size());
     remote_output_.assign(g_.size(), kNone);
     info_cache_.resize(2 * g_.size());
+    sends_.resize(g_.size());
+    for (const auto& link : plan_.links)
+      if (link.from_stage == stage_) sends_[link.tensor].push_back(&link);
     for (int t : plan_.members[stage_]) lower_tensor(t);
     for (const auto& link : plan_.links)
       if (link.to_stage == stage_) add_recv(link);
@@ -135,8 +138,7 @@ class StageLowering {
     step_of_[tn.comp] = step_index(t);
     tn.first_x1 = lower_input(t, x.x1, x.x1_shape, x.x1_hidden, "_X1COMM");
     tn.first_x2 = lower_input(t, x.x2, x.x2_shape, x.x2_hidden, "_X2_COMM");
-    for (const auto& link : plan_.links)
-      if (link.tensor == t && link.from_stage == stage_) add_send(t, link);
+    for (const passes::CrossStageLink* link : sends_[t]) add_send(t, *link);
   }
 
   // Collectives that bring input `in` into the view this op reads it in.
@@ -401,6 +403,8 @@ class StageLowering {
   std::vector<LoweredNode> nodes_;
   std::vector<TensorNodes> where_;  // by tensor
   std::vector<int> remote_output_;  // by producer: its RECV here
+  // By producer: its links to other stages, in plan order.
+  std::vector<std::vector<const passes::CrossStageLink*>> sends_;
   std::vector<bool> removed_;
   std::vector<TensorInfoRef> info_cache_;  // by 2 * tensor + shadow
   std::unordered_map<const void*, int64_t> counts_;
