@@ -73,8 +73,10 @@ void OutputFiles::prepare() {
 void OutputFiles::write(const std::string& name, const std::string& content) {
   const std::string path = (fs::path(dir_.empty() ? "." : dir_) / name).string();
   const std::string tmp = path + ".tmp" + std::to_string(::getpid());
+  size_t slot;
   {
     std::lock_guard lock(mutex_);
+    slot = written_.size();
     written_.push_back(tmp);
   }
   FILE* f = std::fopen(tmp.c_str(), "wb");
@@ -87,8 +89,7 @@ void OutputFiles::write(const std::string& name, const std::string& content) {
   if (std::rename(tmp.c_str(), path.c_str()) != 0)
     throw OutputError("cannot rename to '" + path + "': " + std::strerror(errno));
   std::lock_guard lock(mutex_);
-  written_.back() = path;  // any entry works: only used for clean-up
-  written_.push_back(path);
+  written_[slot] = path;
 }
 
 void parallel_for(int64_t begin, int64_t end, int threads,
