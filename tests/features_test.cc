@@ -755,9 +755,29 @@ std::vector<RawNode> read_v004_raw(const fs::path& path) {
   return nodes;
 }
 
+// The fused attention kernel's FLOPs under physical units, by node-name
+// ending (0: not a kernel op). small("llama") at dp 2, tp 2, sp 1: each rank
+// has Batch/dp = 4 sequences of Seq = 64 queries against 64 keys, head dim
+// Dmodel/Head = 8 and Head/tp = 4 heads: 4*64*64*8*4 = 524288 (query, key,
+// dim) triples, 2 FLOPs each per matrix product. Forward (Q.K^T, P.V) and
+// dq (dP, dQ) are two products, dk1 and dv1 one each.
+int64_t expected_kernel_flops(const std::string& name) {
+  constexpr int64_t kTriples = 4 * 64 * 64 * 8 * 4;
+  auto ends_with = [&](const std::string& tail) {
+    return name.size() >= tail.size() &&
+           name.compare(name.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  if (ends_with("attn_kernel.qkv@0_COMP") || ends_with("attn_kernel.dq@0_COMP"))
+    return 2 * 2 * kTriples;
+  if (ends_with("attn_kernel.dk1@0_COMP") || ends_with("attn_kernel.dv1@0_COMP"))
+    return 2 * kTriples;
+  return 0;
+}
+
 // --units physical: sizes are bytes = elements x dtype bytes (fp32 4, bf16
 // and fp16 2, fp8 1); einsum work is FLOPs = 2 x MACs whatever the dtype;
-// other compute ops keep their element-operation counts.
+// the fused attention kernel is charged its matrix products' FLOPs; other
+// compute ops keep their element-operation counts.
 TEST(FeaturesUnits, PhysicalScalesEinsumsAndSizes) {
   TempDir tmp;
   Options base = small("llama", tmp.sub("stg"));
@@ -772,7 +792,7 @@ TEST(FeaturesUnits, PhysicalScalesEinsumsAndSizes) {
     o.dtype = dtype;
     generate(o);
     expect_clean(o.output_dir);
-    int64_t einsums = 0, others = 0, comms = 0;
+    int64_t einsums = 0, kernels = 0, others = 0, comms = 0;
     for (int rank = 0; rank < 8; ++rank) {
       const std::string file = "workload." + std::to_string(rank) + ".et";
       const std::vector<RawNode> ref = read_v004_raw(fs::path(base.output_dir) / file);
@@ -790,6 +810,10 @@ TEST(FeaturesUnits, PhysicalScalesEinsumsAndSizes) {
           if (r.op_type == "M" && static_cast<uint64_t>(r.num_ops) > r.tensor_size) {
             ++einsums;
             EXPECT_EQ(p.num_ops, 2 * r.num_ops) << r.name;
+          } else if (const int64_t flops = expected_kernel_flops(r.name); flops > 0) {
+            ++kernels;
+            EXPECT_EQ(r.op_type, "CUSTOM") << r.name;
+            EXPECT_EQ(p.num_ops, flops) << r.name;
           } else {
             ++others;
             EXPECT_EQ(p.num_ops, r.num_ops) << r.name << " (" << r.op_type << ")";
@@ -802,6 +826,7 @@ TEST(FeaturesUnits, PhysicalScalesEinsumsAndSizes) {
       }
     }
     EXPECT_GT(einsums, 0);
+    EXPECT_EQ(kernels, 4 * 8);  // 4 kernel ops of the one block on each of the 8 ranks
     EXPECT_GT(others, 0);
     EXPECT_GT(comms, 0);
   }

@@ -364,6 +364,7 @@ RunSummary generate(const Options& o) {
   p.lower.io.mixed_precision = o.mixed_precision.value_or(false);
   if (o.units == "physical") {
     p.lower.flops_per_mac = 2;
+    p.lower.kernel_flops = true;
     p.lower.bytes_per_element = dtype_bytes(o.dtype);
   } else {
     require(o.units == "stg", "--units '" + o.units + "' is unknown: use stg or physical");

@@ -167,6 +167,11 @@ void Graph::mark_backward(std::initializer_list<const char*> names) {
   for (const char* n : names) tensors_[at(n)].backward = true;
 }
 
+Graph& Graph::flops(std::string_view flops) {
+  tensors_.back().flops = Expr::parse(flops);
+  return *this;
+}
+
 Graph& Graph::grad_of(const std::string& grad_of) {
   set_grad(static_cast<int>(tensors_.size()) - 1, grad_of);
   return *this;
@@ -191,6 +196,7 @@ void rename_symbols(Tensor& t, const std::map<std::string, Expr>& renames, Renam
     if (*shape)
       for (Expr& dim : **shape) rename(dim);
   if (!t.factor.is_zero()) rename(t.factor);
+  if (!t.flops.is_zero()) rename(t.flops);
 }
 
 void Graph::substitute(const std::map<std::string, Expr>& renames) {

@@ -94,6 +94,8 @@ class Graph {
   void mark_backward(std::initializer_list<const char*> names);
   // Marks the last added tensor as the gradient of `grad_of`.
   Graph& grad_of(const std::string& grad_of);
+  // Sets the FLOP count of the last added custom op (Tensor::flops).
+  Graph& flops(std::string_view flops);
   // Marks the tensors from index `first` on as the backward pass.
   void mark_backward_from(int first);
 

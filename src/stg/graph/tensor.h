@@ -58,10 +58,13 @@ struct Tensor {
   Op op = Op::kPlaceholder;
 
   // Op attributes (only those of `op` are meaningful).
-  std::string einsum;                 // kEinsum
-  expr::Rational amplifier = 1;       // kElementwise, kElementwise2
-  int axis = 0;                       // kBroadcast, kSlice, kConcat
-  expr::Expr factor;                  // kBroadcast, kSlice, kCustom
+  std::string einsum;            // kEinsum
+  expr::Rational amplifier = 1;  // kElementwise, kElementwise2
+  int axis = 0;                  // kBroadcast, kSlice, kConcat
+  expr::Expr factor;             // kBroadcast, kSlice, kCustom
+  // kCustom: the kernel's work in FLOPs, written instead of `factor` under
+  // physical units (zero: none given, `factor` operations are written).
+  expr::Expr flops;
 
   // How this op sees its inputs; absent when the op has no such input.
   std::optional<Shape> x1_shape, x1_hidden, x2_shape, x2_hidden;

@@ -127,6 +127,8 @@ class StageLowering {
     // contracted dims (an element-wise product) is one multiply per element.
     if (x.op == graph::Op::kEinsum && !r.y_hidden.empty())
       comp.num_ops = scaled(comp.num_ops, options_.flops_per_mac);
+    if (options_.kernel_flops && !x.flops.is_zero())
+      comp.num_ops = count(x.flops, [&] { return "FLOP count of " + x.id(); });
     comp.y_tensor_size = bytes(r.y_shape, tensor_named(t));
     comp.tensor_size = static_cast<uint64_t>(comp.y_tensor_size);
     comp.op_type = graph::op_code(x.op);

@@ -26,6 +26,8 @@ struct LowerOptions {
   // multiply-accumulate); other ops count their element operations either way.
   int64_t bytes_per_element = 1;
   int64_t flops_per_mac = 1;
+  // Physical units: custom kernels with a FLOP count (Tensor::flops) write it.
+  bool kernel_flops = false;
   // Pipeline schedule enforced with ctrl_deps (kNone: order left to the
   // simulator, as the reference does).
   Schedule schedule = Schedule::kNone;

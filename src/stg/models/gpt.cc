@@ -71,6 +71,13 @@ Graph loss(const Layout& l) {
 // Fused attention kernel: one op forward, one per gradient backward. With
 // grouped-query attention K and V have KVHead heads; the kernel's cost is
 // still that of Head heads.
+//
+// Its operation counts are the reference's (linear in Seq). Under physical
+// units it is charged the FLOPs of its matrix products instead (the
+// Megatron-LM count, no causal-mask saving): forward Q.K^T and P.V, 2 x 2
+// FLOPs per (query, key, head dim) triple; backward twice that: dP = dO.V^T
+// and dQ = dS.K for dq, dV = P^T.dO for dv, dK = dS^T.Q for dk. Each rank
+// holds Seq/cp queries against all Seq keys.
 Graph attention_kernel(bool gqa) {
   const std::string kv = gqa ? "Batch/dp, Seq/cp, Dmodel/Head, KVHead/tp" : kHeads;
   const std::string kv_full =
@@ -78,6 +85,9 @@ Graph attention_kernel(bool gqa) {
   constexpr const char* grad_full = "Batch/dp, Seq, Dmodel/Head, Head/tp";
   constexpr const char* fwd_ops = "Batch/dp*Seq/cp*Dmodel/Head*Head/tp*3";
   constexpr const char* bwd_ops = "Batch/dp*Seq/cp*Dmodel/Head*Head/tp*6";
+  // FLOPs of one matrix product over the (query, key, head dim) triples.
+  constexpr const char* one_matmul = "Batch/dp*Seq/cp*Seq*Dmodel/Head*Head/tp*2";
+  constexpr const char* two_matmuls = "Batch/dp*Seq/cp*Seq*Dmodel/Head*Head/tp*4";
   Graph g;
   g.input("q", kHeads);
   g.input("k", kv);
@@ -85,22 +95,27 @@ Graph attention_kernel(bool gqa) {
   g.identity("k1", "k", kv_full);  // K and V over the whole sequence
   g.identity("v1", "v", kv_full);
   const int qkv = g.custom("qkv", "q", fwd_ops, kHeads, kHeads);
+  g.flops(two_matmuls);
   g.mutable_tensor(qkv).extra_deps = {g.at("k1"), g.at("v1")};
   const int b = static_cast<int>(g.size());
   g.input("dqkv", kHeads, "qkv");
   g.custom("dq", "dqkv", bwd_ops, kHeads, kHeads);
-  g.grad_of("q");
+  g.flops(two_matmuls).grad_of("q");
   if (gqa) {
     // Gradients for all query heads, then summed down to the KV heads.
     g.custom("dk1", "dqkv", bwd_ops, kHeads, grad_full, "1/cp");
+    g.flops(one_matmul);
     g.custom("dv1", "dqkv", bwd_ops, kHeads, grad_full, "1/cp");
+    g.flops(one_matmul);
     g.slice("dk", "dk1", 3, "KVHead/tp", kHeads);
     g.grad_of("k");
     g.slice("dv", "dv1", 3, "KVHead/tp", kHeads);
     g.grad_of("v");
   } else {
     g.custom("dk", "dqkv", bwd_ops, kHeads, grad_full, "1/cp");
+    g.flops(one_matmul);
     g.custom("dv", "dqkv", bwd_ops, kHeads, grad_full, "1/cp");
+    g.flops(one_matmul);
   }
   g.mark_backward_from(b);
   return g;
