@@ -67,8 +67,14 @@ Graph replicate_micro_batches(Graph g, int count) {
     const std::string prefix = "mb" + std::to_string(mb) + ".";
     for (int i = 0; i < n; ++i) {
       if (is_weight[i]) continue;
-      // The last replica takes the tensors instead of copying them.
-      Tensor t = mb + 1 < count ? g[i] : std::move(g.mutable_tensor(i));
+      // The last replica takes the tensors instead of copying them. (Not a
+      // ?: with g[i]: its common type with the moved tensor is a const copy.)
+      Tensor t;
+      if (mb + 1 < count) {
+        t = g[i];
+      } else {
+        t = std::move(g.mutable_tensor(i));
+      }
       t.name = prefix + t.name;
       t.micro_batch = mb;
       auto map = [&](int& ref) {
