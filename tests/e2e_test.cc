@@ -11,25 +11,17 @@
 //   build/stg_tests --gtest_filter='E2E/*Golden*' --update_golden
 // to rewrite them from the current binary; check new figures independently
 // (e.g. with an ET inspector) before committing them.
-#include <fcntl.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <gtest/gtest.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <set>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <tuple>
@@ -38,9 +30,10 @@
 
 #include "et_def_v001.pb.h"
 #include "et_def_v004.pb.h"
+#include "support/files.h"
+#include "support/run_stg.h"
+#include "support/temp_dir.h"
 #include "test_flags.h"
-
-extern char** environ;
 
 namespace stg::e2e {
 namespace {
@@ -53,85 +46,16 @@ namespace v1 = ChakraProtoMsgV001;
 // ---------------------------------------------------------------------------
 // Files, temporary directories, running the binary.
 
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot read " + path.string());
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void write_file(const fs::path& path, const std::string& content) {
-  std::ofstream out(path, std::ios::binary);
-  out << content;
-  if (!out) throw std::runtime_error("cannot write " + path.string());
-}
+using stg_test::read_file;
+using stg_test::run_stg;
+using stg_test::RunResult;
+using stg_test::write_file;
 
 // A fresh directory under the system temp dir, removed with its content.
-class TempDir {
+class TempDir : public stg_test::TempDir {
  public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = "stg_e2e_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
-    if (info) name += std::string("_") + info->name();
-    for (char& c : name)
-      if (c == '/') c = '_';
-    path_ = fs::temp_directory_path() / name;
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
+  TempDir() : stg_test::TempDir({.prefix = "stg_e2e"}) {}
 };
-
-struct RunResult {
-  int status = -1;  // exit status, or -1 if the process did not exit normally
-  std::string out;
-  std::string err;
-};
-
-// Runs the stg binary with `args` in working directory `cwd`; stdout and
-// stderr go to files in `log_dir` (so nothing stray appears in `cwd`).
-RunResult run_stg(const std::vector<std::string>& args, const fs::path& cwd,
-                  const fs::path& log_dir) {
-  const fs::path out_path = log_dir / "stdout.txt";
-  const fs::path err_path = log_dir / "stderr.txt";
-  std::vector<std::string> argv_text = {STG_BINARY};
-  argv_text.insert(argv_text.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& a : argv_text) argv.push_back(a.data());
-  argv.push_back(nullptr);
-
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0)
-    throw std::runtime_error(std::string("cannot start ") + STG_BINARY + ": " + std::strerror(rc));
-  int wstatus = 0;
-  if (waitpid(pid, &wstatus, 0) != pid) throw std::runtime_error("waitpid failed");
-  RunResult r;
-  r.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
-  r.out = read_file(out_path);
-  r.err = read_file(err_path);
-  return r;
-}
 
 // Flags of the small model used by every case; `overrides` replace a flag's
 // value or add the flag.
@@ -892,7 +816,7 @@ TEST_P(BadInput, RefusedWithOneLineAndNoFiles) {
   Flags flags = with(small_model(), {{"--dp", "2"}, {"--tp", "2"}, {"--pp", "2"}});
   flags = with(flags, {{"--output_dir", out.string()}});
   flags = with(flags, b.overrides);
-  const RunResult r = run_stg(to_args(flags), work, logs);
+  const RunResult r = run_stg(to_args(flags), logs, work);
   EXPECT_EQ(r.status, 2) << r.err;
   EXPECT_EQ(r.err.rfind("stg: error: ", 0), 0u) << r.err;
   EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;

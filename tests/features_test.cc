@@ -11,19 +11,12 @@
 //
 // Every expected number is derived in a comment from the model's definition
 // (src/stg/models/gpt.cc, DESIGN.md §3 for the operation counts).
-#include <fcntl.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <gtest/gtest.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -42,8 +35,9 @@
 #include "stg/tools/inspect.h"
 #include "stg/tools/trace_reader.h"
 #include "stg/tools/validate.h"
-
-extern char** environ;
+#include "support/files.h"
+#include "support/run_stg.h"
+#include "support/temp_dir.h"
 
 namespace stg::features {
 namespace {
@@ -55,32 +49,13 @@ using tools::TraceNode;
 // ---------------------------------------------------------------------------
 // Helpers: temporary directories, generation, reading the output back.
 
-class TempDir {
- public:
-  TempDir() {
-    static std::atomic<int> counter{0};
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name =
-        "stg_features_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
-    if (info) name += std::string("_") + info->name();
-    for (char& c : name)
-      if (c == '/') c = '_';
-    path_ = fs::temp_directory_path() / name;
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  // A fresh sub-directory name (not created).
-  std::string sub(const std::string& name) const { return (path_ / name).string(); }
-  const fs::path& path() const { return path_; }
+using stg_test::read_file;
+using stg_test::run_stg;
+using stg_test::RunResult;
 
- private:
-  fs::path path_;
+class TempDir : public stg_test::TempDir {
+ public:
+  TempDir() : stg_test::TempDir({.prefix = "stg_features"}) {}
 };
 
 // The small dense model most tests use: 2 blocks, B=8, S=64, Dmodel=64,
@@ -211,13 +186,6 @@ std::map<int, int64_t> count_on_axis(const Output& out, int64_t rank, Axis axis,
     if (sizes) (*sizes)[*n.comm_type] += n.comm_size.value_or(0);
   }
   return counts;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 // ---------------------------------------------------------------------------
@@ -968,37 +936,6 @@ Options options_from(const Args& args) {
       ADD_FAILURE() << "options_from: flag " << flag << " not handled";
   }
   return o;
-}
-
-struct RunResult {
-  int status = -1;
-  std::string err;
-};
-
-RunResult run_stg(const Args& args, const fs::path& log_dir) {
-  const fs::path out_path = log_dir / "stdout.txt", err_path = log_dir / "stderr.txt";
-  std::vector<std::string> text = {STG_BINARY};
-  text.insert(text.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& a : text) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  pid_t pid = 0;
-  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) throw std::runtime_error(std::string("cannot start stg: ") + std::strerror(rc));
-  int wstatus = 0;
-  if (waitpid(pid, &wstatus, 0) != pid) throw std::runtime_error("waitpid failed");
-  RunResult r;
-  r.status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) : -1;
-  r.err = read_file(err_path);
-  return r;
 }
 
 struct BadCase {

@@ -19,15 +19,12 @@
 // Refusals are tested deliberately in MatrixRefusal.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cctype>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -43,6 +40,8 @@
 #include "stg/options.h"
 #include "stg/tools/replay.h"
 #include "stg/tools/validate.h"
+#include "support/files.h"
+#include "support/temp_dir.h"
 
 namespace stg::matrix {
 namespace {
@@ -586,43 +585,21 @@ const std::vector<Config>& matrix() {
 // ---------------------------------------------------------------------------
 // Running and comparing.
 
+using stg_test::read_file;
+
 // A fresh directory under the temp dir, removed unless the test failed.
-class TempDir {
+class TempDir : public stg_test::TempDir {
  public:
-  explicit TempDir(const std::string& tag) {
-    static std::atomic<int> counter{0};
-    path_ = fs::temp_directory_path() / ("stg_matrix_" + std::to_string(::getpid()) + "_" +
-                                         std::to_string(counter++) + "_" + tag);
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() {
-    std::error_code ec;
-    if (::testing::Test::HasFailure())
-      std::fprintf(stderr, "matrix: output kept in %s\n", path_.c_str());
-    else
-      fs::remove_all(path_, ec);
-  }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
+  explicit TempDir(const std::string& tag)
+      : stg_test::TempDir(
+            {.prefix = "stg_matrix", .tag = tag, .keep_on_failure = true, .label = "matrix"}) {}
 };
-
-std::string read_bytes(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // file name -> content of every regular file in `dir`.
 std::map<std::string, std::string> snapshot(const fs::path& dir) {
   std::map<std::string, std::string> files;
   for (const auto& e : fs::directory_iterator(dir))
-    if (e.is_regular_file()) files[e.path().filename().string()] = read_bytes(e.path());
+    if (e.is_regular_file()) files[e.path().filename().string()] = read_file(e.path());
   return files;
 }
 
@@ -666,7 +643,7 @@ void generate_into(const Config& c, const fs::path& dir, int threads) {
                 {"--output_dir", dir.string(), "--threads", std::to_string(threads), "--quiet"});
     const fs::path log = dir.string() + ".log";
     const int status = run_binary(args, log);
-    ASSERT_EQ(status, 0) << "stg exited with " << status << ": " << read_bytes(log);
+    ASSERT_EQ(status, 0) << "stg exited with " << status << ": " << read_file(log);
     return;
   }
   Options o = c.options(dir.string());
@@ -891,7 +868,7 @@ TEST_P(MatrixRefusal, RefusedWithUsageErrorAndNoFiles) {
     // And through the binary: exit status 2.
     std::vector<std::string> args = r.config.args();
     args.insert(args.end(), {"--output_dir", dir.string()});
-    EXPECT_EQ(run_binary(args, tmp.path() / "log"), 2) << read_bytes(tmp.path() / "log");
+    EXPECT_EQ(run_binary(args, tmp.path() / "log"), 2) << read_file(tmp.path() / "log");
   }
 }
 

@@ -4,12 +4,8 @@
 // preset and example config generates a small workload.
 #include "stg/models/presets.h"
 
-#include <unistd.h>
-
-#include <atomic>
 #include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <set>
 #include <sstream>
@@ -20,6 +16,7 @@
 #include "stg/generate.h"
 #include "stg/models/hf_config.h"
 #include "stg/options.h"
+#include "support/temp_dir.h"
 
 namespace stg::models {
 namespace {
@@ -29,32 +26,9 @@ namespace fs = std::filesystem;
 const fs::path kHfData = fs::path(STG_TEST_DATA) / "hf";
 
 // A fresh directory under the system temp dir, removed with its content.
-class ScratchDir {
+class ScratchDir : public stg_test::TempDir {
  public:
-  ScratchDir() {
-    static std::atomic<int> counter{0};
-    path_ = fs::temp_directory_path() /
-            ("stg_presets_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~ScratchDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  ScratchDir(const ScratchDir&) = delete;
-  ScratchDir& operator=(const ScratchDir&) = delete;
-  const fs::path& path() const { return path_; }
-
-  std::string write(const std::string& name, const std::string& content) const {
-    const fs::path p = path_ / name;
-    std::ofstream out(p, std::ios::binary);
-    out << content;
-    return p.string();
-  }
-
- private:
-  fs::path path_;
+  ScratchDir() : stg_test::TempDir({.prefix = "stg_presets"}) {}
 };
 
 // The message of the UsageError that `f` throws ("" if it throws none).

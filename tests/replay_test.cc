@@ -4,7 +4,6 @@
 #include "stg/tools/replay.h"
 
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdint>
@@ -20,6 +19,10 @@
 #include "google/protobuf/io/coded_stream.h"
 #include "gtest/gtest.h"
 #include "stg/tools/validate.h"
+#include "support/delimited.h"
+#include "support/reference_outputs.h"
+#include "support/trace_nodes.h"
+#include "support/trace_set.h"
 
 namespace stg::tools {
 namespace {
@@ -30,124 +33,33 @@ namespace v4 = ChakraProtoMsg;
 // ---------------------------------------------------------------------------
 // Writing trace sets (the approach of validate_test.cc).
 
-void append_varint(std::string& out, uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-
-void append_delimited(std::string& out, const google::protobuf::MessageLite& m) {
-  const std::string bytes = m.SerializeAsString();
-  append_varint(out, bytes.size());
-  out += bytes;
-}
-
-void add_int(v4::Node& n, const char* name, int64_t v) {
-  auto* a = n.add_attr();
-  a->set_name(name);
-  a->set_int64_val(v);
-}
-
-void add_deps(v4::Node& n, const std::vector<uint64_t>& deps, const std::vector<uint64_t>& ctrl) {
-  for (uint64_t d : deps) n.add_data_deps(d);
-  for (uint64_t d : ctrl) n.add_ctrl_deps(d);
-}
+using stg_test::append_delimited;
+using stg_test::coll_node;
+using stg_test::comp_node;
+using stg_test::p2p_node;
 
 v4::Node comp(uint64_t id, std::vector<uint64_t> deps, std::vector<uint64_t> ctrl = {}) {
-  v4::Node n;
-  n.set_id(id);
-  n.set_name("n" + std::to_string(id) + "_COMP");
-  n.set_type(v4::COMP_NODE);
-  add_deps(n, deps, ctrl);
-  add_int(n, "num_ops", 1000);
-  auto* a = n.add_attr();
-  a->set_name("tensor_size");
-  a->set_uint64_val(64);
-  return n;
+  return comp_node({id, std::move(deps), std::move(ctrl), "_COMP"}, 1000, 64);
 }
 
 v4::Node coll(uint64_t id, std::vector<uint64_t> deps, int type, int64_t size,
               const std::string& pg, std::vector<uint64_t> ctrl = {}) {
-  v4::Node n;
-  n.set_id(id);
-  n.set_name("n" + std::to_string(id) + "_COLL");
-  n.set_type(v4::COMM_COLL_NODE);
-  add_deps(n, deps, ctrl);
-  add_int(n, "comm_size", size);
-  add_int(n, "comm_type", type);
-  auto* a = n.add_attr();
-  a->set_name("pg_name");
-  a->set_string_val(pg);
-  return n;
-}
-
-v4::Node p2p(bool is_send, uint64_t id, std::vector<uint64_t> deps, int peer, int tag, int64_t size,
-             std::vector<uint64_t> ctrl) {
-  v4::Node n;
-  n.set_id(id);
-  n.set_name("n" + std::to_string(id) + (is_send ? "_SEND" : "_RECV"));
-  n.set_type(is_send ? v4::COMM_SEND_NODE : v4::COMM_RECV_NODE);
-  add_deps(n, deps, ctrl);
-  add_int(n, "comm_size", size);
-  auto* tag_attr = n.add_attr();
-  tag_attr->set_name("comm_tag");
-  tag_attr->set_int32_val(tag);
-  auto* peer_attr = n.add_attr();
-  peer_attr->set_name(is_send ? "comm_dst" : "comm_src");
-  peer_attr->set_int32_val(peer);
-  return n;
+  return coll_node({id, std::move(deps), std::move(ctrl), "_COLL"}, type, size, pg);
 }
 
 v4::Node send(uint64_t id, std::vector<uint64_t> deps, int dst, int tag, int64_t size,
               std::vector<uint64_t> ctrl = {}) {
-  return p2p(true, id, std::move(deps), dst, tag, size, std::move(ctrl));
+  return p2p_node(true, {id, std::move(deps), std::move(ctrl), "_SEND"}, dst, tag, size);
 }
 v4::Node recv(uint64_t id, std::vector<uint64_t> deps, int src, int tag, int64_t size,
               std::vector<uint64_t> ctrl = {}) {
-  return p2p(false, id, std::move(deps), src, tag, size, std::move(ctrl));
+  return p2p_node(false, {id, std::move(deps), std::move(ctrl), "_RECV"}, src, tag, size);
 }
 
 // A fresh directory per test, removed afterwards.
-class TraceSet {
+class TraceSet : public stg_test::TraceSet {
  public:
-  TraceSet() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    std::string name = std::string(info->test_suite_name()) + "_" + info->name();
-    for (char& c : name)
-      if (c == '/') c = '_';
-    dir_ =
-        fs::temp_directory_path() / ("stg_replay_test_" + name + "_" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  ~TraceSet() {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
-  TraceSet(const TraceSet&) = delete;
-  TraceSet& operator=(const TraceSet&) = delete;
-
-  std::string dir() const { return dir_.string(); }
-
-  void write_file(const std::string& name, const std::string& content) const {
-    std::ofstream(dir_ / name, std::ios::binary) << content;
-  }
-  void write_rank(int rank, const std::vector<v4::Node>& nodes) const {
-    std::string out;
-    v4::GlobalMetadata md;
-    auto* a = md.add_attr();
-    a->set_name("schema");
-    a->set_string_val("symbolic_tensor_network");
-    append_delimited(out, md);
-    for (const v4::Node& n : nodes) append_delimited(out, n);
-    write_file("workload." + std::to_string(rank) + ".et", out);
-  }
-  void write_comm_groups(const std::string& text) const { write_file("workload.json", text); }
-
- private:
-  fs::path dir_;
+  TraceSet() : stg_test::TraceSet("stg_replay_test") {}
 };
 
 constexpr int kAllReduce = 0;
@@ -565,18 +477,13 @@ TEST(ReplayGeneratedMutated, SendAfterOwnBackwardIsStuck) {
 
 // The reference generator's outputs (known good) when this machine has them.
 TEST(ReplayGenerated, ReferenceOutputsComplete) {
-  const fs::path root = "/work/shared/reference";
+  const fs::path& root = stg_test::kReferenceRoot;
   std::error_code ec;
   if (!fs::is_directory(root, ec)) GTEST_SKIP() << "no reference outputs at " << root;
   int checked = 0;
-  for (const auto& entry : fs::directory_iterator(root)) {
-    const fs::path traces = entry.path() / "traces";
-    if (!fs::is_directory(traces)) continue;
-    std::string comm_groups;
-    for (const char* name : {"comm_group.json", "workload.json"})
-      if (fs::exists(entry.path() / name)) comm_groups = (entry.path() / name).string();
-    const ReplayResult r = replay_dir(traces.string(), comm_groups);
-    EXPECT_TRUE(r.completed) << entry.path() << ": " << dump(r);
+  for (const stg_test::ReferenceCase& c : stg_test::reference_cases(root)) {
+    const ReplayResult r = replay_dir(c.traces.string(), c.comm_group_file);
+    EXPECT_TRUE(r.completed) << c.dir << ": " << dump(r);
     ++checked;
   }
   EXPECT_GT(checked, 0);
