@@ -3,15 +3,18 @@
 #include <array>
 #include <cctype>
 #include <charconv>
+#include <climits>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "stg/graph/comm.h"
 #include "stg/graph/op.h"
 
 namespace stg::graph {
@@ -47,6 +50,9 @@ constexpr const char* kExpectedHeader =
     "id,require_grads,x1,x2,op_type,op_attr,x1_shape,x1_hidden,x2_shape,x2_hidden,grad_of"
     "[,extra_attr]";
 
+// The comm ops COLL, SEND and RECV are read too (a graph dumped after the
+// passes that insert them has them) but not listed: sheets written by hand,
+// like models, never have them.
 constexpr const char* kValidOps = "T M A E E2 I R B SLICE C CUSTOM S";
 
 // Where an error is: every message names the source, the 1-based row (the
@@ -247,13 +253,169 @@ std::string canonical_id(std::string_view text, const Where& at) {
 
 std::optional<Op> op_of(std::string_view code) {
   static const std::map<std::string, Op, std::less<>> ops = {
-      {"T", Op::kPlaceholder}, {"M", Op::kEinsum},        {"A", Op::kAdd},
-      {"E", Op::kElementwise}, {"E2", Op::kElementwise2}, {"I", Op::kIdentity},
-      {"R", Op::kReshape},     {"B", Op::kBroadcast},     {"SLICE", Op::kSlice},
-      {"C", Op::kConcat},      {"CUSTOM", Op::kCustom},   {"S", Op::kShadow}};
+      {"T", Op::kPlaceholder},   {"M", Op::kEinsum},        {"A", Op::kAdd},
+      {"E", Op::kElementwise},   {"E2", Op::kElementwise2}, {"I", Op::kIdentity},
+      {"R", Op::kReshape},       {"B", Op::kBroadcast},     {"SLICE", Op::kSlice},
+      {"C", Op::kConcat},        {"CUSTOM", Op::kCustom},   {"S", Op::kShadow},
+      {"COLL", Op::kCollective}, {"SEND", Op::kSend},       {"RECV", Op::kRecv}};
   auto it = ops.find(code);
   if (it == ops.end()) return std::nullopt;
   return it->second;
+}
+
+// ---------------------------------------------------------------------------
+// stg's extra_attr keys: a JSON form per field type, then the table.
+
+using Json = nlohmann::json;
+
+[[noreturn]] void expected(const std::string& what, const Json& got) {
+  throw std::invalid_argument("expected " + what + ", got " + got.dump());
+}
+
+bool same(const auto& a, const auto& b) { return a == b; }
+bool same(const Placement& a, const Placement& b) { return a.kind == b.kind && a.block == b.block; }
+
+Json encode(bool value) { return value; }
+void decode(const Json& v, bool& out) {
+  if (!v.is_boolean()) expected("true or false", v);
+  out = v.get<bool>();
+}
+
+Json encode(int value) { return value; }
+void decode(const Json& v, int& out) {
+  const bool fits = v.is_number_unsigned() ? v.get<uint64_t>() <= INT_MAX
+                    : v.is_number_integer()
+                        ? v.get<int64_t>() >= INT_MIN && v.get<int64_t>() <= INT_MAX
+                        : false;
+  if (!fits) expected("an integer", v);
+  out = static_cast<int>(v.get<int64_t>());
+}
+
+constexpr std::array<const char*, 4> kRoleNames = {"activation", "weight", "gradient",
+                                                   "update"};  // in Role's order
+Json encode(Role role) { return kRoleNames.at(static_cast<size_t>(role)); }
+void decode(const Json& v, Role& out) {
+  for (size_t r = 0; r < kRoleNames.size(); ++r)
+    if (v.is_string() && v.get<std::string>() == kRoleNames[r]) {
+      out = static_cast<Role>(r);
+      return;
+    }
+  expected(R"("activation", "weight", "gradient" or "update")", v);
+}
+
+// "first", "last", "block:3"; the index of first and last only when not 0.
+constexpr std::array<const char*, 3> kPlacementNames = {"first", "block", "last"};  // Kind order
+Json encode(const Placement& p) {
+  std::string text = kPlacementNames.at(static_cast<size_t>(p.kind));
+  if (p.kind == Placement::Kind::kBlock || p.block != 0) {
+    text += ':';
+    text += std::to_string(p.block);
+  }
+  return text;
+}
+void decode(const Json& v, Placement& out) {
+  const std::string text = v.is_string() ? v.get<std::string>() : "";
+  const std::string_view kind = std::string_view(text).substr(0, text.find(':'));
+  for (size_t k = 0; k < kPlacementNames.size(); ++k) {
+    if (kind != kPlacementNames[k]) continue;
+    int block = 0;
+    if (kind.size() < text.size()) {
+      const char* end = text.data() + text.size();
+      const auto [ptr, ec] = std::from_chars(text.data() + kind.size() + 1, end, block);
+      if (ec != std::errc() || ptr != end || block < 0) break;
+    }
+    out = {static_cast<Placement::Kind>(k), block};
+    return;
+  }
+  expected(R"("first", "last" or "block:<index>")", v);
+}
+
+Json encode(const std::string& text) { return text; }
+void decode(const Json& v, std::string& out) {
+  if (!v.is_string()) expected("a string", v);
+  out = v.get<std::string>();
+}
+
+// "stage:3", "axis:1:+1" (mesh::Peer::str).
+Json encode(const mesh::Peer& peer) { return peer.str(); }
+void decode(const Json& v, mesh::Peer& out) {
+  const std::string text = v.is_string() ? v.get<std::string>() : "";
+  auto number = [&](size_t from, size_t to, int& value) {
+    const char* first = text.data() + from + (from < to && text[from] == '+');
+    const auto [ptr, ec] = std::from_chars(first, text.data() + to, value);
+    return from < to && ec == std::errc() && ptr == text.data() + to;
+  };
+  int a = 0, b = 0;
+  if (text.starts_with("stage:") && number(6, text.size(), a) && a >= 0) {
+    out = mesh::Peer::on_stage(a);
+    return;
+  }
+  const size_t colon = text.find(':', 5);
+  if (text.starts_with("axis:") && colon != std::string::npos && number(5, colon, a) && a >= 0 &&
+      number(colon + 1, text.size(), b)) {
+    out = mesh::Peer::along(a, b);
+    return;
+  }
+  expected(R"("stage:<stage>" or "axis:<axis>:<offset>")", v);
+}
+
+Json encode(const Expr& e) { return e.str(); }
+void decode(const Json& v, Expr& out) {
+  if (v.is_number_integer()) {
+    out = Expr::constant(v.get<int64_t>());
+    return;
+  }
+  if (!v.is_string() || trim(v.get<std::string>()).empty())
+    expected("an expression such as \"4*Seq**2*Dmodel/tp\"", v);
+  const std::string text(trim(v.get<std::string>()));
+  try {
+    out = Expr::parse(rewrite_decimals(text));
+  } catch (const expr::ExprError& e) {
+    throw std::invalid_argument("cannot parse expression '" + text + "': " + e.what());
+  }
+}
+
+// The field at `Path` of `t` (t.*p1.*p2...).
+// clang-format off
+template <auto... Path>
+auto& field(auto& t) { return (t .* ... .* Path); }
+// clang-format on
+
+// The key of the Tensor field at `Path` (member pointers: &Tensor::flops,
+// or &Tensor::comm, &Comm::tag), written and read in the JSON form of its
+// type (the overloads above).
+template <auto... Path>
+constexpr ExtraAttrKey field_key(const char* name) {
+  return {name,
+          [](const Tensor& t, const Tensor& inferred) {
+            return !same(field<Path...>(t), field<Path...>(inferred));
+          },
+          [](const Tensor& t) { return encode(field<Path...>(t)); },
+          [](const Json& v, Tensor& t) { decode(v, field<Path...>(t)); }};
+}
+
+// In the order the writer writes them. A new Tensor field the reference's
+// columns lack: one entry here, and its default in infer_extra_fields. (A
+// collective's type is its op_attr.)
+const ExtraAttrKey kExtraAttrKeys[] = {
+    field_key<&Tensor::role>("role"),
+    field_key<&Tensor::placement>("placement"),
+    field_key<&Tensor::micro_batch>("micro_batch"),
+    field_key<&Tensor::stage>("stage"),
+    field_key<&Tensor::chunk>("chunk"),
+    field_key<&Tensor::backward>("backward"),
+    field_key<&Tensor::transient>("transient"),
+    field_key<&Tensor::flops>("flops"),
+    field_key<&Tensor::comm, &Comm::axis>("comm_axis"),
+    field_key<&Tensor::comm, &Comm::peer>("peer"),
+    field_key<&Tensor::comm, &Comm::tag>("tag"),
+    field_key<&Tensor::comm, &Comm::label>("label"),
+};
+
+const ExtraAttrKey* find_key(std::string_view name) {
+  for (const ExtraAttrKey& key : kExtraAttrKeys)
+    if (name == key.name) return &key;
+  return nullptr;
 }
 
 // ---------------------------------------------------------------------------
@@ -262,6 +424,7 @@ std::optional<Op> op_of(std::string_view code) {
 struct Row {
   int row = 0;
   std::array<std::string, kNumColumns> f;  // trimmed fields
+  Json extra;                              // extra_attr: an object, or null when empty
 };
 
 class Reader {
@@ -293,10 +456,11 @@ class Reader {
       rows_.push_back(std::move(row));
     }
     // Pass 1: every tensor on its own, so references may point forward.
-    for (const Row& row : rows_) tensors_.push_back(make_tensor(row));
-    // Pass 2: references by id.
+    for (Row& row : rows_) tensors_.push_back(make_tensor(row));
+    // Pass 2: references by id; checks the extra_attr keys.
     for (size_t i = 0; i < rows_.size(); ++i) resolve(i);
-    mark_backward();
+    // Pass 3, in dependency order: the fields extra_attr may give.
+    infer_fields();
     Graph g;
     for (Tensor& t : tensors_) g.add(std::move(t));
     return g;
@@ -324,7 +488,7 @@ class Reader {
     return static_cast<int>(names.size());
   }
 
-  Tensor make_tensor(const Row& row) {
+  Tensor make_tensor(Row& row) {
     const auto& f = row.f;
     Tensor t;
     std::tie(t.name, t.revision) = parse_id(f[kId], at(row, kId));
@@ -335,7 +499,6 @@ class Reader {
 
     if (f[kRequireGrads] == "Y" || f[kRequireGrads] == "y") {
       t.require_grads = true;
-      t.role = Role::kWeight;
     } else if (!f[kRequireGrads].empty() && f[kRequireGrads] != "N" && f[kRequireGrads] != "n") {
       fail(at(row, kRequireGrads), "expected Y or N, got '" + f[kRequireGrads] + "'");
     }
@@ -379,6 +542,7 @@ class Reader {
         break;
       case Op::kReshape:
       case Op::kCustom:
+      case Op::kCollective:
         x2_shape = kYes;
         break;  // the output view
       case Op::kSlice:
@@ -406,6 +570,7 @@ class Reader {
     } catch (const std::runtime_error& e) {  // GraphError or ExprError
       fail(at(row, evaluation_column(t.op)), e.what());
     }
+    if (!f[kExtraAttr].empty()) row.extra = parse_extra_attr(row);
     return t;
   }
 
@@ -425,6 +590,8 @@ class Reader {
       case Op::kAdd:
       case Op::kIdentity:
       case Op::kReshape:
+      case Op::kSend:
+      case Op::kRecv:
         if (!attr.empty()) fail(where, "op " + code + " takes no op_attr, got '" + attr + "'");
         break;
       case Op::kShadow:
@@ -451,7 +618,20 @@ class Reader {
         if (attr.empty()) fail(where, "op CUSTOM needs its operation count as op_attr");
         t.factor = parse_expr(attr, where);
         break;
+      case Op::kCollective:
+        t.comm.type = parse_coll_type(attr, where);
+        break;
     }
+  }
+
+  static CollType parse_coll_type(const std::string& attr, const Where& where) {
+    std::string names;
+    for (CollType type : {CollType::kAllReduce, CollType::kAllGather, CollType::kReduceScatter,
+                          CollType::kAllToAll}) {
+      if (attr == coll_name(type)) return type;
+      names += std::string(names.empty() ? "" : ", ") + coll_name(type);
+    }
+    fail(where, "op COLL needs its collective as op_attr (" + names + "), got '" + attr + "'");
   }
 
   // Checks with a precise column, before evaluate_op catches the rest.
@@ -564,27 +744,40 @@ class Reader {
       t.grad_of = lookup(row, kGradOf, row.f[kGradOf]);
       if (t.grad_of == static_cast<int>(i))
         fail(at(row, kGradOf), "a tensor cannot be its own gradient");
-      if (tensors_[t.grad_of].require_grads && !t.require_grads) t.role = Role::kGradient;
     }
-    if (!row.f[kExtraAttr].empty()) parse_extra_attr(row, t);
+    if (row.extra.is_object()) resolve_extra_attr(row, t);
   }
 
-  // {"data_deps": ["k1", "v1"]}: producers this op waits for without reading.
-  void parse_extra_attr(const Row& row, Tensor& t) {
+  // The JSON object of extra_attr (pass 1: before pass 2 reports unknown
+  // keys, it must know whether the sheet uses stg's keys).
+  Json parse_extra_attr(const Row& row) {
     const Where where = at(row, kExtraAttr);
-    nlohmann::json attr;
+    Json attr;
     try {
-      attr = nlohmann::json::parse(row.f[kExtraAttr]);
-    } catch (const nlohmann::json::exception& e) {
+      attr = Json::parse(row.f[kExtraAttr]);
+    } catch (const Json::exception& e) {
       fail(where, "cannot parse JSON '" + row.f[kExtraAttr] + "': " + e.what());
     }
     if (!attr.is_object()) fail(where, "expected a JSON object such as {\"data_deps\": [\"k1\"]}");
-    for (const auto& [key, value] : attr.items()) {
+    for (const auto& item : attr.items()) uses_stg_keys_ = uses_stg_keys_ || find_key(item.key());
+    return attr;
+  }
+
+  // {"data_deps": ["k1", "v1"]}: producers this op waits for without
+  // reading; stg's keys are checked here, in row order, and set in pass 3.
+  void resolve_extra_attr(const Row& row, Tensor& t) {
+    const Where where = at(row, kExtraAttr);
+    for (const auto& [key, value] : row.extra.items()) {
       if (key == "ctrl_deps")
         fail(where,
              "ctrl_deps are not supported: stg's graph has no control dependencies (data_deps "
              "are)");
-      if (key != "data_deps") fail(where, "unsupported key '" + key + "' (supported: data_deps)");
+      if (const ExtraAttrKey* k = find_key(key)) {
+        read_key(row, *k, value, t);
+        continue;
+      }
+      if (key != "data_deps")
+        fail(where, "unsupported key '" + key + "' (supported: " + supported_keys() + ")");
       if (!value.is_array()) fail(where, "data_deps must be a list of tensor ids");
       for (const auto& dep : value) {
         if (!dep.is_string())
@@ -594,14 +787,32 @@ class Reader {
     }
   }
 
-  // The backward pass, by a semantic rule rather than by names: a tensor is
-  // backward when its row is a gradient (grad_of set) or when it depends,
-  // through x1, x2 or data_deps and transitively, on such a tensor. Gradient
-  // placeholders (a module's incoming dy, with grad_of set) are where the
-  // backward pass of a module starts, and everything computed from them is
-  // backward too; forward tensors never read a gradient. Also rejects
-  // dependency cycles.
-  void mark_backward() {
+  // A sheet in the reference's style is told of the reference's one key; a
+  // sheet that uses stg's keys (a dump, see csv_writer.h) of all of them.
+  std::string supported_keys() const {
+    std::string keys = "data_deps";
+    if (uses_stg_keys_)
+      for (const ExtraAttrKey& k : kExtraAttrKeys) keys += std::string(", ") + k.name;
+    return keys;
+  }
+
+  void read_key(const Row& row, const ExtraAttrKey& key, const Json& value, Tensor& t) const {
+    try {
+      key.read(value, t);
+    } catch (const std::invalid_argument& e) {
+      fail(at(row, kExtraAttr), "key '" + std::string(key.name) + "': " + e.what());
+    }
+  }
+
+  // The fields extra_attr may give, in dependency order: first what
+  // infer_extra_fields infers (the backward pass by a semantic rule rather
+  // than by names: a tensor is backward when its row is a gradient, grad_of
+  // set, or when it depends, through x1, x2 or data_deps and transitively,
+  // on such a tensor; gradient placeholders, a module's incoming dy, are
+  // where the backward pass of a module starts, and forward tensors never
+  // read a gradient), then what the row's keys say. Also rejects dependency
+  // cycles.
+  void infer_fields() {
     const int n = static_cast<int>(tensors_.size());
     std::vector<std::vector<int>> consumers(n);
     std::vector<int> pending(n, 0);
@@ -619,8 +830,10 @@ class Reader {
     if (static_cast<int>(order.size()) < n) report_cycle(pending);
     for (int i : order) {
       Tensor& t = tensors_[i];
-      t.backward = t.grad_of >= 0;
-      for (int in : inputs(i)) t.backward = t.backward || tensors_[in].backward;
+      infer_extra_fields(t, tensors_);
+      if (rows_[i].extra.is_object())
+        for (const auto& [key, value] : rows_[i].extra.items())
+          if (const ExtraAttrKey* k = find_key(key)) read_key(rows_[i], *k, value, t);
     }
   }
 
@@ -663,9 +876,30 @@ class Reader {
   std::vector<Row> rows_;
   std::vector<Tensor> tensors_;
   std::map<std::string, int> index_;  // canonical id -> tensor index
+  bool uses_stg_keys_ = false;        // some row's extra_attr has one of stg's keys
 };
 
 }  // namespace
+
+std::span<const ExtraAttrKey> extra_attr_keys() { return kExtraAttrKeys; }
+
+void infer_extra_fields(Tensor& t, const std::vector<Tensor>& tensors) {
+  const bool grad_of_weight = t.grad_of >= 0 && tensors.at(t.grad_of).require_grads;
+  t.role = t.require_grads ? Role::kWeight : grad_of_weight ? Role::kGradient : Role::kActivation;
+  t.placement = Placement{};
+  t.micro_batch = 0;
+  t.stage = 0;
+  t.chunk = 0;
+  t.backward = t.grad_of >= 0;
+  for (int in : {t.x1, t.x2})
+    if (in >= 0) t.backward = t.backward || tensors.at(in).backward;
+  for (int in : t.extra_deps) t.backward = t.backward || tensors.at(in).backward;
+  t.transient = false;
+  t.flops = Expr();
+  const CollType type = t.comm.type;  // op_attr
+  t.comm = Comm{};
+  t.comm.type = type;
+}
 
 Graph parse_module_csv(std::string_view text, const std::string& source_name) {
   return Reader(source_name).read(text);
