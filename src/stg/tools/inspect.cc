@@ -10,12 +10,12 @@
 #include <map>
 #include <mutex>
 #include <set>
-#include <thread>
 #include <unordered_map>
 #include <utility>
 
-#include "stg/io/output_files.h"
 #include "stg/tools/trace_reader.h"
+#include "stg/tools/trace_set.h"
+#include "stg/util/graph_algo.h"
 
 namespace stg::tools {
 namespace {
@@ -65,16 +65,9 @@ struct FileDetail {
   std::map<std::string, std::string> metadata;
 };
 
-uint64_t mix64(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 struct Hasher {
   uint64_t h = 0x6a09e667f3bcc908ULL;
-  void add(uint64_t v) { h = mix64(h ^ v) + 0x632be59bd9b4e019ULL; }
+  void add(uint64_t v) { h = util::mix64(h ^ v) + 0x632be59bd9b4e019ULL; }
   void add(const std::string& s) {
     uint64_t f = 0xcbf29ce484222325ULL;  // FNV-1a
     for (unsigned char c : s) f = (f ^ c) * 0x100000001b3ULL;
@@ -170,42 +163,30 @@ json inspect_dir(const std::string& dir, const InspectOptions& options) {
   json out = json::object();
   out["directory"] = dir;
   json errors = json::array();
-  TraceDir listing;
-  std::string error;
-  if (!scan_trace_dir(dir, options.comm_group_file, listing, error)) {
-    errors.push_back(error);
+  TraceSet set;
+  if (!set.open(dir, options.comm_group_file)) {
+    errors.push_back(set.error());
     out["errors"] = errors;
     return out;
   }
-  if (listing.files.empty()) {
-    errors.push_back(dir + ": no trace files (NAME.<rank>.et / .json)");
-    out["errors"] = errors;
-    return out;
-  }
-  CommGroups comm_groups;
   std::unordered_map<std::string, int64_t> group_size;
-  if (!listing.comm_group_file.empty()) {
-    if (read_comm_groups(listing.comm_group_file, comm_groups, error)) {
-      for (const auto& [id, members] : comm_groups.groups)
-        group_size[id] = static_cast<int64_t>(members.size());
-    } else {
-      errors.push_back(error);
-    }
+  if (set.read_comm_groups()) {
+    for (const auto& [id, members] : set.comm_groups().groups)
+      group_size[id] = static_cast<int64_t>(members.size());
+  } else {
+    errors.push_back(set.error());
   }
-  const int64_t world = listing.files.back().first + 1;
+  const CommGroups& comm_groups = set.comm_groups();
+  // The world group: ranks up to the last trace file (not the comm groups).
+  const int64_t world = set.last_file_rank() + 1;
 
   std::vector<RankRow> rows;
   FileDetail total;
   std::mutex mutex;
-  int threads = options.threads > 0
-                    ? options.threads
-                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  threads =
-      static_cast<int>(std::min<int64_t>(threads, static_cast<int64_t>(listing.files.size())));
   std::vector<std::pair<int64_t, std::string>> read_errors;
   try {
-    stg::io::parallel_for(0, static_cast<int64_t>(listing.files.size()), threads, [&](int64_t i) {
-      const auto& [rank, path] = listing.files[static_cast<size_t>(i)];
+    // Every file, a rank's second file too.
+    set.for_each_file(options.threads, [&](int64_t rank, const std::string& path) {
       RankRow row;
       FileDetail detail;
       row.rank = rank;
@@ -325,17 +306,17 @@ json inspect_dir(const std::string& dir, const InspectOptions& options) {
   std::vector<int64_t> missing_ranks;
   {
     std::set<int64_t> present;
-    for (const auto& f : listing.files) present.insert(f.first);
+    for (const auto& f : set.files()) present.insert(f.first);
     for (int64_t r = 0; r < world; ++r)
       if (!present.count(r)) missing_ranks.push_back(r);
   }
   if (!missing_ranks.empty()) out["missing_ranks"] = ranks_text(missing_ranks);
   out["formats"] = json(std::vector<std::string>(formats.begin(), formats.end()));
   if (!total.metadata.empty()) out["metadata"] = total.metadata;
-  if (listing.comm_group_file.empty()) {
+  if (set.comm_group_file().empty()) {
     out["comm_group_file"] = nullptr;
   } else {
-    json cg{{"file", listing.comm_group_file},
+    json cg{{"file", set.comm_group_file()},
             {"groups", static_cast<int64_t>(comm_groups.groups.size())}};
     std::map<int64_t, int64_t> sizes;
     for (const auto& [id, members] : comm_groups.groups)

@@ -6,14 +6,14 @@
 #include <limits>
 #include <mutex>
 #include <string_view>
-#include <thread>
 #include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
-#include "stg/io/output_files.h"
+#include "stg/tools/p2p_key.h"
 #include "stg/tools/trace_reader.h"
+#include "stg/tools/trace_set.h"
 
 namespace stg::tools {
 namespace {
@@ -142,28 +142,6 @@ bool read_graph(const std::string& path, RankGraph& g, std::string& error) {
   return true;
 }
 
-struct P2PKey {
-  int64_t src, dst, tag, size;
-  bool operator==(const P2PKey& o) const {
-    return src == o.src && dst == o.dst && tag == o.tag && size == o.size;
-  }
-};
-
-uint64_t mix64(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
-struct P2PHash {
-  size_t operator()(const P2PKey& k) const {
-    return mix64(mix64(mix64(mix64(static_cast<uint64_t>(k.src)) ^ static_cast<uint64_t>(k.dst)) ^
-                       static_cast<uint64_t>(k.tag)) ^
-                 static_cast<uint64_t>(k.size));
-  }
-};
-
 // Sends and receives of one (src, dst, tag, size).
 struct Channel {
   P2PKey key;
@@ -259,41 +237,19 @@ class Replay {
 };
 
 bool Replay::load(const std::string& dir, const std::string& comm_group_file, int threads) {
-  TraceDir listing;
-  std::string error;
-  if (!scan_trace_dir(dir, comm_group_file, listing, error)) {
-    result_.error = error;
+  TraceSet set;
+  if (!set.open(dir, comm_group_file) || !set.read_comm_groups()) {
+    result_.error = set.error();
     return false;
   }
-  if (listing.files.empty()) {
-    result_.error = dir + ": no trace files (NAME.<rank>.et / .json)";
-    return false;
-  }
-  if (!listing.comm_group_file.empty() &&
-      !read_comm_groups(listing.comm_group_file, comm_groups_, error)) {
-    result_.error = error;
-    return false;
-  }
-  int64_t max_rank = listing.files.back().first;
-  for (const auto& [id, members] : comm_groups_.groups)
-    for (int64_t m : members) max_rank = std::max(max_rank, m);
-  ranks_ = max_rank + 1;
+  comm_groups_ = set.comm_groups();
+  ranks_ = set.ranks();
   result_.ranks = ranks_;
   graphs_.resize(static_cast<size_t>(ranks_));
 
-  std::vector<std::pair<int64_t, std::string>> work;  // first file of each rank
-  int64_t last = -1;
-  for (const auto& [rank, path] : listing.files) {
-    if (rank == last) continue;
-    work.emplace_back(rank, path);
-    last = rank;
-  }
-  if (threads <= 0) threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  threads = static_cast<int>(std::min<int64_t>(threads, static_cast<int64_t>(work.size())));
   std::mutex mutex;
   std::vector<std::pair<int64_t, std::string>> errors;
-  stg::io::parallel_for(0, static_cast<int64_t>(work.size()), threads, [&](int64_t w) {
-    const auto& [rank, path] = work[static_cast<size_t>(w)];
+  set.for_each_rank(threads, [&](int64_t rank, const std::string& path) {
     RankGraph g;
     std::string err;
     if (!read_graph(path, g, err)) {

@@ -319,9 +319,12 @@ void TraceNode::clear() { *this = TraceNode(); }
 
 TraceReader::TraceReader() = default;
 
-TraceReader::~TraceReader() {
-  stream_.reset();
+TraceReader::~TraceReader() { close(); }
+
+void TraceReader::close() {
+  stream_.reset();  // reads from fd_: goes first
   if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
 }
 
 bool TraceReader::fail(std::string message) {
@@ -331,7 +334,21 @@ bool TraceReader::fail(std::string message) {
 }
 
 bool TraceReader::open(const std::string& path) {
+  // A second open starts over: the previous file is closed, not leaked.
+  close();
   path_ = path;
+  error_.clear();
+  format_ = TraceFormat::kV004;
+  file_size_ = 0;
+  offset_ = 0;
+  pending_.reset();
+  done_ = false;
+  index_ = 0;
+  has_metadata_ = false;
+  metadata_version_.clear();
+  metadata_attrs_.clear();
+  json_ = nlohmann::json();
+  json_pos_ = 0;
   fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd_ < 0) return fail(std::string("cannot open: ") + std::strerror(errno));
   struct stat st {};

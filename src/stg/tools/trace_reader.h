@@ -115,7 +115,8 @@ class TraceReader {
   TraceReader& operator=(const TraceReader&) = delete;
 
   // Opens `path` and detects its format. False (with error()) when the file
-  // cannot be opened or its first message cannot be decoded.
+  // cannot be opened or its first message cannot be decoded. Opening again
+  // closes the previous file and starts afresh.
   bool open(const std::string& path);
   // Fills `node` with the next node. False at the end of the file or on an
   // error; error() is empty in the first case.
@@ -134,6 +135,7 @@ class TraceReader {
 
  private:
   bool fail(std::string message);
+  void close();  // the stream, then the descriptor
   // Next varint-delimited message into `out`. False at a clean end of file
   // (error_ empty) or on a framing error.
   bool read_message(std::string& out);

@@ -4,17 +4,16 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
-#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
-#include <queue>
-#include <thread>
 #include <unordered_map>
 #include <utility>
 
-#include "stg/io/output_files.h"
+#include "stg/tools/p2p_key.h"
 #include "stg/tools/trace_reader.h"
+#include "stg/tools/trace_set.h"
+#include "stg/util/graph_algo.h"
 
 namespace stg::tools {
 
@@ -121,19 +120,13 @@ class Collector {
 // Order-sensitive 128-bit digest of a rank's (comm_type, comm_size) sequence
 // on one group: cross-rank comparison without keeping the sequences.
 
-uint64_t mix64(uint64_t z) {
-  z += 0x9e3779b97f4a7c15ULL;
-  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-  return z ^ (z >> 31);
-}
-
 struct Digest {
   uint64_t count = 0;
   uint64_t h1 = 0x243f6a8885a308d3ULL;
   uint64_t h2 = 0x13198a2e03707344ULL;
 
   void add(int64_t type, int64_t size) {
+    using util::mix64;
     const uint64_t a =
         mix64(static_cast<uint64_t>(type) * 0x100000001b3ULL ^ mix64(static_cast<uint64_t>(size)));
     h1 = mix64(h1 ^ a);
@@ -141,24 +134,6 @@ struct Digest {
     ++count;
   }
   bool operator==(const Digest& o) const { return count == o.count && h1 == o.h1 && h2 == o.h2; }
-};
-
-// Send/recv matching key: (src, dst, tag, size).
-struct P2PKey {
-  int64_t src, dst, tag, size;
-  bool operator==(const P2PKey& o) const {
-    return src == o.src && dst == o.dst && tag == o.tag && size == o.size;
-  }
-  bool operator<(const P2PKey& o) const {
-    return std::tie(src, dst, tag, size) < std::tie(o.src, o.dst, o.tag, o.size);
-  }
-};
-struct P2PHash {
-  size_t operator()(const P2PKey& k) const {
-    return mix64(mix64(mix64(mix64(static_cast<uint64_t>(k.src)) ^ static_cast<uint64_t>(k.dst)) ^
-                       static_cast<uint64_t>(k.tag)) ^
-                 static_cast<uint64_t>(k.size));
-  }
 };
 
 std::string node_ref(const TraceNode& n) {
@@ -218,7 +193,6 @@ GraphResult analyse_graph(const std::vector<TraceNode>& nodes, int64_t rank, Col
   }
   // Parent -> child edges in CSR form; a dependency listed twice counts
   // twice on both sides, which keeps Kahn's counts consistent.
-  std::vector<uint32_t> indeg(n, 0);
   std::vector<uint32_t> start(n + 1, 0);
   auto for_each_dep = [&](size_t i, auto&& fn) {
     for (uint64_t d : nodes[i].data_deps) fn(d);
@@ -237,7 +211,6 @@ GraphResult analyse_graph(const std::vector<TraceNode>& nodes, int64_t rank, Col
         return;
       }
       ++start[it->second + 1];
-      ++indeg[i];
     });
   }
   for (size_t i = 0; i < n; ++i) start[i + 1] += start[i];
@@ -250,18 +223,7 @@ GraphResult analyse_graph(const std::vector<TraceNode>& nodes, int64_t rank, Col
         if (it != index.end()) children[fill[it->second]++] = static_cast<uint32_t>(i);
       });
   }
-  std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<uint32_t>> ready;
-  std::vector<uint32_t> remaining = indeg;
-  for (size_t i = 0; i < n; ++i)
-    if (remaining[i] == 0) ready.push(static_cast<uint32_t>(i));
-  g.order.reserve(n);
-  while (!ready.empty()) {
-    const uint32_t i = ready.top();
-    ready.pop();
-    g.order.push_back(i);
-    for (uint32_t k = start[i]; k < start[i + 1]; ++k)
-      if (--remaining[children[k]] == 0) ready.push(children[k]);
-  }
+  g.order = util::stable_topological_order(util::CsrAdjacency{start, children});
   if (g.order.size() < n) {
     g.ok = false;
     if (viol) {
@@ -510,52 +472,38 @@ ValidationReport validate_dir(const std::string& dir, const ValidateOptions& opt
     return report;
   };
 
-  TraceDir listing;
-  std::string error;
-  if (!scan_trace_dir(dir, options.comm_group_file, listing, error)) {
-    report.errors.push_back(error);
+  TraceSet set;
+  if (!set.open(dir, options.comm_group_file)) {
+    report.errors.push_back(set.error());
     return finish();
   }
-  report.files = static_cast<int64_t>(listing.files.size());
-  if (listing.files.empty()) {
-    report.errors.push_back(dir + ": no trace files (NAME.<rank>.et / .json)");
-    return finish();
-  }
+  report.files = static_cast<int64_t>(set.files().size());
 
   Context ctx;
   ctx.options = &options;
-  CommGroups comm_groups;
-  report.comm_group_file = listing.comm_group_file;
-  if (!listing.comm_group_file.empty()) {
-    if (!read_comm_groups(listing.comm_group_file, comm_groups, error)) {
-      report.errors.push_back(error);
-      return finish();
-    }
-    ctx.have_comm_groups = true;
-  } else {
-    report.notes.push_back("no comm-group file in " + dir + " (name one with --comm_group)");
+  report.comm_group_file = set.comm_group_file();
+  if (!set.read_comm_groups()) {
+    report.errors.push_back(set.error());
+    return finish();
   }
+  const CommGroups& comm_groups = set.comm_groups();
+  ctx.have_comm_groups = !set.comm_group_file().empty();
+  if (!ctx.have_comm_groups)
+    report.notes.push_back("no comm-group file in " + dir + " (name one with --comm_group)");
 
   // R0: ranks 0..N-1, N covering the files and the comm-group file.
-  int64_t max_rank = listing.files.back().first;
-  for (const auto& [id, members] : comm_groups.groups)
-    for (int64_t m : members) max_rank = std::max(max_rank, m);
-  ctx.ranks = max_rank + 1;
+  ctx.ranks = set.ranks();
   report.ranks = ctx.ranks;
   std::vector<std::string> path_of(static_cast<size_t>(ctx.ranks));
   std::vector<uint8_t> state(static_cast<size_t>(ctx.ranks), kNoFile);
-  std::vector<std::pair<int64_t, std::string>> work;
-  for (const auto& [rank, path] : listing.files) {
-    std::string& slot = path_of[static_cast<size_t>(rank)];
-    if (!slot.empty()) {
-      viol.add(Rule::kRankFiles, {rank, 1, 0, 0}, [&] {
-        return rank_ref(rank) + "several trace files: " + fs::path(slot).filename().string() +
-               " and " + fs::path(path).filename().string() + " (the first is checked)";
-      });
-      continue;
-    }
-    slot = path;
-    work.emplace_back(rank, path);
+  for (const auto& [rank, path] : set.rank_files()) path_of[static_cast<size_t>(rank)] = path;
+  for (const auto& [rank, path] : set.files()) {
+    const std::string& first = path_of[static_cast<size_t>(rank)];
+    if (path == first) continue;
+    viol.add(Rule::kRankFiles, {rank, 1, 0, 0}, [&] {
+      return rank_ref(rank) + "several trace files: " + fs::path(first).filename().string() +
+             " and " + fs::path(path).filename().string() + " (the first is checked)";
+    });
   }
   for (int64_t r = 0; r < ctx.ranks; ++r)
     if (path_of[static_cast<size_t>(r)].empty())
@@ -593,13 +541,8 @@ ValidationReport validate_dir(const std::string& dir, const ValidateOptions& opt
   std::unordered_map<std::string, std::vector<std::pair<int64_t, Digest>>> seqs;
   std::unordered_map<P2PKey, int64_t, P2PHash> p2p;
   std::vector<std::pair<int64_t, std::string>> read_errors;
-  int threads = options.threads > 0
-                    ? options.threads
-                    : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  threads = static_cast<int>(std::min<int64_t>(threads, static_cast<int64_t>(work.size())));
   try {
-    stg::io::parallel_for(0, static_cast<int64_t>(work.size()), threads, [&](int64_t i) {
-      const auto& [rank, path] = work[static_cast<size_t>(i)];
+    set.for_each_rank(options.threads, [&](int64_t rank, const std::string& path) {
       RankResult res = process_file(ctx, rank, path);
       std::lock_guard lock(mutex);
       if (!res.error.empty()) {
