@@ -4,12 +4,9 @@
 
 #include "stg/emit/stage_template.h"
 #include "stg/expr/expr.h"
-#include "stg/lower/lower_stage.h"
-#include "stg/lower/rank_layout.h"
-#include "stg/models/gpt.h"
-#include "stg/passes/grad_update.h"
-#include "stg/passes/micro_batch.h"
-#include "stg/passes/pipeline.h"
+#include "stg/generate.h"
+#include "stg/mesh/rank_layout.h"
+#include "stg/models/registry.h"
 
 namespace {
 
@@ -27,43 +24,47 @@ void BM_ExprEvaluate(benchmark::State& state) {
 }
 BENCHMARK(BM_ExprEvaluate);
 
-// A gpt of `layers` blocks at dp2 tp2 pp2, ready to lower.
+// A gpt of `layers` blocks at dp2 tp2 pp2 through the pass pipeline,
+// ready to lower.
 struct Fixture {
-  stg::models::Model model;
-  stg::passes::PipelinePlan plan;
-  stg::lower::Values values;
+  stg::models::Workload workload;
+  stg::graph::Graph graph;
+  std::vector<int> stage0;
   stg::lower::LowerOptions options;
   explicit Fixture(int layers) {
-    model = stg::models::build_gpt({layers, true, false});
-    model.graph = stg::passes::replicate_micro_batches(model.graph, 1);
-    model.graph.substitute({{"fsdp", Expr::constant(1)}, {"gshard", Expr::constant(1)}});
-    stg::passes::add_weight_updates(model.graph);
-    plan = stg::passes::assign_stages(model.graph, 2, layers);
-    values.by_symbol = {{"Dvocal", 32000},  {"Dmodel", 8192}, {"Dff", 28672}, {"Batch", 64},
-                        {"MicroBatch", 64}, {"Seq", 1024},    {"Head", 64},   {"KVHead", 8},
-                        {"dp", 2},          {"tp", 2},        {"cp", 1},      {"ep", 1}};
-    options.active_axes = {{stg::Axis::kDp, "dp"}, {stg::Axis::kTp, "tp"}};
-    options.claim_rule = stg::lower::ClaimRule::kEveryAxisInDim;
-    model.graph.evaluate_all();
+    stg::Options o;
+    o.model = stg::ModelKind::kGpt;
+    o.num_stacks = layers;
+    o.dp = o.tp = o.pp = 2;
+    o.dmodel = 8192;
+    o.dff = 28672;
+    o.head = 64;
+    workload = stg::models::build_workload(o);
+    graph = std::move(workload.model.graph);
+    stg::passes::Analyses analyses(workload.mesh, workload.values);
+    stg::build_pipeline(o, workload).run(graph, analyses);
+    options = stg::lower_options(o, workload);
+    for (size_t i = 0; i < graph.size(); ++i)
+      if (graph[static_cast<int>(i)].stage == 0) stage0.push_back(static_cast<int>(i));
+    graph.evaluate_all();
+  }
+  stg::StageGraph lower() const {
+    return stg::lower::lower_stage(graph, stage0, 0, workload.values, options);
   }
 };
 
 void BM_LowerStage(benchmark::State& state) {
   Fixture f(static_cast<int>(state.range(0)));
-  for (auto _ : state)
-    benchmark::DoNotOptimize(
-        stg::lower::lower_stage(f.model.graph, f.plan, 0, f.values, f.options));
+  for (auto _ : state) benchmark::DoNotOptimize(f.lower());
 }
 BENCHMARK(BM_LowerStage)->Arg(8)->Arg(80)->Unit(benchmark::kMillisecond);
 
 void BM_SerializeRank(benchmark::State& state) {
   Fixture f(80);
-  const stg::StageGraph stage =
-      stg::lower::lower_stage(f.model.graph, f.plan, 0, f.values, f.options);
+  const stg::StageGraph stage = f.lower();
   const stg::emit::StageTemplate tmpl(stage);
-  const stg::lower::RankLayout layout(2, {2, 2, 1, 1},
-                                      {stg::Axis::kDp, stg::Axis::kTp, stg::Axis::kSp});
-  const stg::RankBinding binding = layout.binding(1);
+  const stg::mesh::RankLayout layout(f.workload.mesh);
+  const stg::mesh::RankBinding binding = layout.binding(1);
   std::string out;
   for (auto _ : state) {
     out.clear();

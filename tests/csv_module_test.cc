@@ -398,29 +398,27 @@ TEST(CsvModuleErrors, MissingFile) {
 // The model of one sheet.
 
 TEST(CsvModel, AxesFollowTheSheetsSymbols) {
-  using lower::AxisSymbol;
   auto axes = [](const models::Model& m) {
     std::string out;
-    for (const AxisSymbol& a : m.axes)
-      out += std::to_string(static_cast<int>(a.axis)) + a.symbol + " ";
+    for (const models::ModelAxis& a : m.axes) out += a.name + ":" + a.symbol + " ";
     return out;
   };
   const models::Model mlp = models::build_csv_model(kData + "mlp.csv");
   EXPECT_EQ(mlp.num_blocks, 1);
   EXPECT_EQ(mlp.graph.size(), 12u);
-  EXPECT_EQ(axes(mlp), "0dp 1tp 2sp ");
+  EXPECT_EQ(axes(mlp), "dp:dp tp:tp sp:sp ");
   EXPECT_EQ(models::csv_model_symbols(mlp),
             (std::set<std::string>{"Batch", "Dff", "Dmodel", "Seq", "dp", "sp", "tp"}));
 
   const models::Model attn = models::build_csv_model(kData + "fused_attention.csv");
-  EXPECT_EQ(axes(attn), "0dp 1tp 2cp ");
+  EXPECT_EQ(axes(attn), "dp:dp tp:tp sp:cp ");
   EXPECT_EQ(models::csv_model_symbols(attn),
             (std::set<std::string>{"Batch", "Dmodel", "Head", "Seq", "cp", "dp", "tp"}));
 
   // Symbols of op attributes count too (KExperts only appears in op_attr).
   const models::Model ops = models::build_csv_model(kData + "ops.csv");
   EXPECT_TRUE(models::csv_model_symbols(ops).count("KExperts"));
-  EXPECT_EQ(axes(ops), "0dp 1tp 2sp ");
+  EXPECT_EQ(axes(ops), "dp:dp tp:tp sp:sp ");
 
   const std::string path = ::testing::TempDir() + "/csv_model_ep.csv";
   {
@@ -428,7 +426,7 @@ TEST(CsvModel, AxesFollowTheSheetsSymbols) {
     out << kHeader << "x,N,,,T,,\"Batch/dp, Seq/(cp*ep)\",1,,,,\n";
   }
   const models::Model ep = models::build_csv_model(path);
-  EXPECT_EQ(axes(ep), "0dp 1tp 2cp 3ep ");
+  EXPECT_EQ(axes(ep), "dp:dp tp:tp sp:cp ep:ep ");
   std::filesystem::remove(path);
 }
 

@@ -65,7 +65,8 @@ std::string describe(const Tensor& t) {
     << t.comm.tag << "/" << t.comm.label << " x1_shape=" << str(t.x1_shape)
     << " x1_hidden=" << str(t.x1_hidden) << " x2_shape=" << str(t.x2_shape)
     << " x2_hidden=" << str(t.x2_hidden) << " grad_of=" << ref(t.grad_of)
-    << " backward=" << t.backward << " transient=" << t.transient << " extra_deps=";
+    << " backward=" << t.backward << " transient=" << t.transient << " view=" << t.view
+    << " extra_deps=";
   for (int d : t.extra_deps) s << d << ";";
   return s.str();
 }
@@ -379,10 +380,11 @@ TEST(CsvModuleExtraAttr, RejectsUnknownKeysAndBadValuesNamingRowAndColumn) {
       std::string(kHeader) + "x,N,,,T,,B,1,,,,\"{\"\"role\"\": \"\"weight\"\"}\"\n";
   // A sheet with stg's keys is told all of them; a reference-style sheet the
   // reference's data_deps (csv_module_test.cc).
-  EXPECT_EQ(error_of(x + "y,N,x,,I,,B,1,,,,\"{\"\"colour\"\": 1}\"\n"),
-            "t.csv row 3, column extra_attr: unsupported key 'colour' (supported: data_deps, "
-            "role, placement, micro_batch, stage, chunk, backward, transient, flops, comm_axis, "
-            "peer, tag, label)");
+  EXPECT_EQ(
+      error_of(x + "y,N,x,,I,,B,1,,,,\"{\"\"colour\"\": 1}\"\n"),
+      "t.csv row 3, column extra_attr: unsupported key 'colour' (supported: data_deps, "
+      "role, placement, micro_batch, stage, chunk, backward, transient, view, flops, comm_axis, "
+      "peer, tag, label)");
   EXPECT_EQ(error_of(std::string(kHeader) + "y,N,,,T,,B,1,,,,\"{\"\"Role\"\": 1}\"\n"),
             "t.csv row 2, column extra_attr: unsupported key 'Role' (supported: data_deps)");
   auto bad = [&](const std::string& attr) {

@@ -50,7 +50,7 @@ StageGraph make_stage() {
   ag.y_tensor_size = 4096;
   ag.inputs = {make_tensor_info("in_emb.y@0MicroBatch/dp,Seq", "2048.0")};
   ag.coll = CollType::kAllGather;
-  ag.axis = Axis::kTp;
+  ag.axis = 1;  // tp
   ag.comm_size = 2048;
   g.nodes.push_back(ag);
 
@@ -59,7 +59,7 @@ StageGraph make_stage() {
   ar.y_tensor_size = 4096;
   ar.inputs = {make_tensor_info("in_emb.y@0MicroBatch/dp,Seq", "4096.0")};
   ar.coll = CollType::kAllReduce;  // enum value 0 in v0.0.4
-  ar.axis = Axis::kDp;
+  ar.axis = 0;                     // dp
   ar.comm_size = 4096;
   g.nodes.push_back(ar);
 
@@ -67,7 +67,7 @@ StageGraph make_stage() {
   send.data_deps = {12};
   send.inputs = {make_tensor_info("in_emb.y@0MicroBatch/dp,Seq", "4096.0")};
   send.comm_size = 4096;
-  send.peer_stage = 1;
+  send.peer = mesh::Peer::on_stage(1);
   send.tag = 309199;
   g.nodes.push_back(send);
 
@@ -75,7 +75,7 @@ StageGraph make_stage() {
   recv.y_tensor_size = 4096;
   recv.outputs = {make_tensor_info("shadow_dy@0MicroBatch/dp,Seq", "4096.0")};
   recv.comm_size = 4096;
-  recv.peer_stage = 1;
+  recv.peer = mesh::Peer::on_stage(1);
   recv.tag = 309200;
   g.nodes.push_back(recv);
 
@@ -289,10 +289,10 @@ TEST(EmitV004, CollTypeNumbers) {
     StageGraph g;
     LoweredNode n = make_node(1, "c", NodeKind::kColl);
     n.coll = c.type;
-    n.axis = Axis::kEp;
+    n.axis = 3;  // ep
     g.nodes.push_back(n);
     RankBinding r = rank_a();
-    r.group_id[static_cast<int>(Axis::kEp)] = 123456;
+    r.group_id[3] = 123456;
     std::string out;
     append_trace(out, g, r, Schema::kV004);
     const V4Trace t = parse_v4(out);
@@ -559,7 +559,7 @@ TEST(EmitJson, CollTypeNamesAndRankBinding) {
   for (uint64_t i = 0; i < 4; ++i) {
     LoweredNode n = make_node(i, "c", NodeKind::kColl);
     n.coll = types[i];
-    n.axis = static_cast<Axis>(i);
+    n.axis = static_cast<int>(i);
     g.nodes.push_back(n);
   }
   RankBinding r = rank_b();

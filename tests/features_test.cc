@@ -62,7 +62,7 @@ class TempDir : public stg_test::TempDir {
 // Dff=128, Head=8, Dvocal=256.
 Options small(const std::string& model_type, const std::string& dir) {
   Options o;
-  o.model_type = model_type;
+  o.model = parse_model_kind(model_type);
   o.output_dir = dir;
   o.num_stacks = 2;
   o.batch = 8;
@@ -379,7 +379,7 @@ TEST(FeaturesRecompute, AddsExactlyOneForwardPerBlock) {
       int64_t ops[2] = {0, 0};
       for (int recompute = 0; recompute < 2; ++recompute) {
         Options o;
-        o.model_type = "gpt";
+        o.model = parse_model_kind("gpt");
         o.output_dir = tmp.sub("rc" + std::to_string(recompute));
         o.num_stacks = stacks;
         o.batch = 2;
@@ -415,7 +415,7 @@ TEST(FeaturesRecompute, ParallelOutputValidatesClean) {
     o.dp = o.tp = o.pp = 2;
     o.micro_batch = 4;
     o.activation_recompute = true;
-    o.pipeline_schedule = schedule;
+    o.pipeline_schedule = parse_schedule(schedule);
     generate(o);
     expect_clean(o.output_dir);
     const Output out = read_output(o.output_dir);
@@ -440,7 +440,7 @@ TEST(FeaturesSchedules, ValidateCleanAndCtrlDepsOnlyWithASchedule) {
     o.dp = o.tp = o.pp = 2;
     o.num_stacks = 4;
     o.micro_batch = 2;
-    o.pipeline_schedule = schedule;
+    o.pipeline_schedule = parse_schedule(schedule);
     o.virtual_stages = std::string(schedule) == "interleaved" ? 2 : 1;
     generate(o);
     expect_clean(o.output_dir);
@@ -560,7 +560,7 @@ std::vector<MemoryLine> parse_memory(const std::string& report) {
 // decimals); generation cost does not depend on them.
 Options big_gpt(const std::string& dir) {
   Options o;
-  o.model_type = "gpt";
+  o.model = parse_model_kind("gpt");
   o.output_dir = dir;
   o.seq = 1024;
   o.dmodel = 8192;
@@ -585,7 +585,7 @@ TEST(FeaturesMemoryReport, MicroBatchesInFlightFollowTheSchedule) {
     o.num_stacks = 4;
     o.batch = 8;
     o.micro_batch = 1;
-    o.pipeline_schedule = schedule;
+    o.pipeline_schedule = parse_schedule(schedule);
     const RunSummary s = generate(o);
     by_schedule[schedule] = parse_memory(s.memory_report);
     ASSERT_EQ(by_schedule[schedule].size(), 4u) << s.memory_report;
@@ -756,8 +756,8 @@ TEST(FeaturesUnits, PhysicalScalesEinsumsAndSizes) {
     SCOPED_TRACE(dtype);
     Options o = base;
     o.output_dir = tmp.sub(dtype);
-    o.units = "physical";
-    o.dtype = dtype;
+    o.units = Units::kPhysical;
+    o.dtype = parse_dtype(dtype);
     generate(o);
     expect_clean(o.output_dir);
     int64_t einsums = 0, kernels = 0, others = 0, comms = 0;
@@ -885,7 +885,7 @@ Options options_from(const Args& args) {
     auto n = [&] { return static_cast<int64_t>(std::stoll(v)); };
     auto yes = [&] { return v == "1" || v == "true"; };
     if (flag == "--model_type")
-      o.model_type = v;
+      o.model = parse_model_kind(v);
     else if (flag == "--output_dir")
       o.output_dir = v;
     else if (flag == "--dp")
@@ -923,15 +923,15 @@ Options options_from(const Args& args) {
     else if (flag == "--tpsp")
       o.tpsp = yes();
     else if (flag == "--pipeline_schedule")
-      o.pipeline_schedule = v;
+      o.pipeline_schedule = parse_schedule(v);
     else if (flag == "--virtual_stages")
       o.virtual_stages = static_cast<int>(n());
     else if (flag == "--zero_stage")
       o.zero_stage = static_cast<int>(n());
     else if (flag == "--units")
-      o.units = v;
+      o.units = parse_units(v);
     else if (flag == "--dtype")
-      o.dtype = v;
+      o.dtype = parse_dtype(v);
     else
       ADD_FAILURE() << "options_from: flag " << flag << " not handled";
   }
@@ -1002,9 +1002,9 @@ TEST(FeaturesBadInput, GenerateThrowsUsageErrorNamingTheFlag) {
     TempDir tmp;
     Args args = c.args;
     args.insert(args.end(), {"--output_dir", tmp.sub("out")});
-    const Options o = options_from(args);
     try {
-      generate(o);
+      // Choices are parsed into enums before generate() sees them.
+      generate(options_from(args));
       ADD_FAILURE() << "no UsageError";
     } catch (const UsageError& e) {
       for (const std::string& flag : c.flags)

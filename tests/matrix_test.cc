@@ -187,7 +187,7 @@ std::vector<std::string> Config::args() const {
 Options Config::options(const std::string& dir) const {
   Options o;
   o.output_dir = dir;
-  o.chakra_schema_version = schema;
+  o.schema = parse_schema(schema);
   o.dp = dp;
   o.tp = tp;
   o.sp = sp;
@@ -204,7 +204,7 @@ Options Config::options(const std::string& dir) const {
   if (model == "csv") {
     o.module_csv = std::string(STG_TEST_DATA) + "/csv/" + csv;
   } else if (preset.empty() && hf.empty()) {
-    o.model_type = model;
+    o.model = parse_model_kind(model);
   }
   if (preset.empty() && hf.empty()) {
     if (model != "csv") o.num_stacks = stacks;
@@ -236,10 +236,10 @@ Options Config::options(const std::string& dir) const {
   o.tpsp = tpsp;
   if (recompute) o.activation_recompute = true;
   if (mixed_precision) o.mixed_precision = true;
-  o.pipeline_schedule = schedule;
+  o.pipeline_schedule = parse_schedule(schedule);
   o.virtual_stages = vstages;
-  o.units = units;
-  o.dtype = dtype;
+  o.units = parse_units(units);
+  o.dtype = parse_dtype(dtype);
   return o;
 }
 

@@ -4,13 +4,15 @@
 #include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <string>
 
+#include "progress_bar.h"
 #include "stg/generate.h"
-#include "stg/graph/op.h"
 #include "stg/io/output_files.h"
 #include "stg/models/hf_config.h"
 #include "stg/models/presets.h"
+#include "stg/models/registry.h"
 #include "stg/tools/inspect.h"
 #include "stg/tools/validate.h"
 
@@ -29,6 +31,8 @@ int fail(const std::string& message) {
   std::fprintf(stderr, "stg: error: %s\n", message.c_str());
   return 2;
 }
+
+void note(const std::string& message) { std::fprintf(stderr, "stg: note: %s\n", message.c_str()); }
 
 }  // namespace
 
@@ -57,8 +61,10 @@ int generate_main(int argc, char** argv) {
   // As with the reference's argparse, a repeated flag takes its last value.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   std::string weight_sharded, tpsp, recompute, mixed, vram;
+  std::string model_type, schema, schedule, units, dtype;
   bool quiet = false;
   bool validate = false;
+  bool print_passes = false;
   std::string preset, hf_config;
 
   app.add_option("--output_dir", o.output_dir, "directory for the traces and the comm-group file");
@@ -66,15 +72,14 @@ int generate_main(int argc, char** argv) {
                  "trace file name, %d = rank (default workload.%d.et)");
   app.add_option("--comm_group_file", o.comm_group_file,
                  "comm-group file name inside --output_dir (default: derived from --output_name)");
-  app.add_option("--chakra_schema_version", o.chakra_schema_version,
-                 "v0.0.4 (default), v0.0.1 or json");
+  app.add_option("--chakra_schema_version", schema, "v0.0.4 (default), v0.0.1 or json");
   app.add_option("--dp", o.dp, "data-parallel degree");
   app.add_option("--tp", o.tp, "tensor-parallel degree");
   app.add_option("--sp", o.sp, "sequence-parallel degree");
   app.add_option("--pp", o.pp, "pipeline-parallel degree (stages)");
   app.add_option("--ep", o.ep, "expert-parallel degree (moe)");
   app.add_option("--weight_sharded", weight_sharded, "FSDP: shard weights over dp (0/1)");
-  app.add_option("--model_type", o.model_type, "transformer (default)");
+  app.add_option("--model_type", model_type, stg::models::model_names() + " (default transformer)");
   app.add_option("--din", o.din, "input embedding size (transformer)");
   app.add_option("--dout", o.dout, "output embedding size (transformer)");
   app.add_option("--dvocal", o.dvocal, "vocabulary size (gpt, llama, moe)");
@@ -92,16 +97,20 @@ int generate_main(int argc, char** argv) {
   app.add_option("--activation_recompute", recompute, "recompute forward before backward (0/1)");
   app.add_option("--mixed_precision", mixed, "mixed-precision memory accounting (0/1)");
   app.add_option("--print_gpu_vram", vram, "print the per-rank memory footprint (0/1)");
-  app.add_option("--pipeline_schedule", o.pipeline_schedule,
+  app.add_option("--pipeline_schedule", schedule,
                  "none (default: order left to the simulator), gpipe, 1f1b or interleaved");
   app.add_option("--virtual_stages", o.virtual_stages, "layer chunks per stage (interleaved)");
   app.add_option("--zero_stage", o.zero_stage, "ZeRO stage 0-3 (3 = --weight_sharded 1)");
-  app.add_option("--units", o.units, "stg (elements, MACs; default) or physical (bytes, FLOPs)");
-  app.add_option("--dtype", o.dtype, "fp32, bf16 (default), fp16 or fp8: bytes per element");
+  app.add_option("--units", units, "stg (elements, MACs; default) or physical (bytes, FLOPs)");
+  app.add_option("--dtype", dtype, "fp32, bf16 (default), fp16 or fp8: bytes per element");
   app.add_option("--ranks", o.ranks,
                  "A-B: write only ranks A..B (same bytes as a full run; the comm-group file too)");
   app.add_option("--threads", o.threads, "writer threads (default: one per core)");
   app.add_flag("--quiet", quiet, "print nothing on success");
+  app.add_flag("--print_passes", print_passes,
+               "print the pass pipeline of this run and exit (writes nothing)");
+  app.add_option("--dump_after", o.dump_after,
+                 "write the graph after pass PASS as <output_dir>/PASS.csv (--module_csv format)");
   app.add_flag("--validate", validate, "validate the output (stg validate) after writing it");
   app.add_option("--module_csv", o.module_csv,
                  "generate one module from a sharding spreadsheet (reference CSV format)");
@@ -126,6 +135,11 @@ int generate_main(int argc, char** argv) {
       o.activation_recompute = parse_bool("--activation_recompute", recompute);
     if (!mixed.empty()) o.mixed_precision = parse_bool("--mixed_precision", mixed);
     if (!vram.empty()) o.print_gpu_vram = parse_bool("--print_gpu_vram", vram);
+    if (!model_type.empty()) o.model = stg::parse_model_kind(model_type);
+    if (!schema.empty()) o.schema = stg::parse_schema(schema);
+    if (!schedule.empty()) o.pipeline_schedule = stg::parse_schedule(schedule);
+    if (!units.empty()) o.units = stg::parse_units(units);
+    if (!dtype.empty()) o.dtype = stg::parse_dtype(dtype);
     if (!preset.empty() && !hf_config.empty())
       throw stg::UsageError("--model and --hf_config both choose the model: give only one");
     if (!preset.empty()) {
@@ -134,9 +148,21 @@ int generate_main(int argc, char** argv) {
         throw stg::UsageError("--model '" + preset + "' is unknown: run `stg models` for the list");
       stg::models::apply_preset(*p, o);
     }
-    if (!hf_config.empty()) stg::models::apply_hf_config(hf_config, o);
+    if (!hf_config.empty())
+      for (const std::string& n : stg::models::apply_hf_config(hf_config, o)) note(n);
+    if (print_passes) {
+      const stg::models::Workload w = stg::models::build_workload(o);
+      std::fputs(stg::build_pipeline(o, w).print().c_str(), stdout);
+      return 0;
+    }
     const auto start = std::chrono::steady_clock::now();
-    const stg::RunSummary s = stg::generate(o);
+    stg::RunSummary s;
+    {
+      std::optional<cli::ProgressBar> bar;
+      if (!quiet) bar.emplace();
+      s = stg::generate(o, bar ? &*bar : nullptr);
+    }
+    for (const std::string& n : s.notes) note(n);
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!s.memory_report.empty()) std::fputs(s.memory_report.c_str(), stdout);

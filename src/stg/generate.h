@@ -1,11 +1,21 @@
-// The whole pipeline: model -> passes -> per-stage lowering -> per-rank
-// traces and the comm-group file.
+// The library's entry points: the whole run (generate) and its steps, in
+// order, for callers that want one of them (a Python module, tests):
+//   resolve_outputs -> models::build_workload -> build_pipeline + run ->
+//   lower_stages -> write_outputs.
+// Nothing here prints: results and notes come back in RunSummary; progress
+// goes to a listener the caller owns (the command line draws a bar).
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include "stg/graph/graph.h"
+#include "stg/lower/lower_stage.h"
+#include "stg/models/workload.h"
 #include "stg/options.h"
+#include "stg/passes/pass.h"
 
 namespace stg {
 
@@ -15,11 +25,40 @@ struct RunSummary {
   int64_t bytes = 0;
   int64_t nodes = 0;
   std::string comm_group_path;
-  std::string memory_report;  // with --print_gpu_vram: one line per stage
+  std::string memory_report;       // with --print_gpu_vram: one line per stage
+  std::vector<std::string> notes;  // flags that had no effect, ...
 };
+
+// Told what a run is doing; advance() is called from writer threads.
+class ProgressListener {
+ public:
+  virtual ~ProgressListener() = default;
+  // A new phase ("passes", "lowering", "writing") of `total` `unit`s.
+  virtual void phase(std::string_view name, int64_t total, std::string_view unit) {}
+  virtual void advance(int64_t units, int64_t bytes) {}
+};
+
+// Where a run writes: trace files by rank pattern, the comm-group file, and
+// the ranks asked for (--ranks; all when empty).
+struct OutputPlan {
+  std::string dir;
+  std::string rank_pattern;  // "%d" = rank
+  std::string comm_group_name;
+};
+OutputPlan resolve_outputs(const Options& o);
+
+// The ordered pass pipeline of a run (`stg --print_passes` prints it).
+passes::PassManager build_pipeline(const Options& o, const models::Workload& w);
+
+// How one stage is lowered (units, schedule).
+lower::LowerOptions lower_options(const Options& o, const models::Workload& w);
+
+// Lowers every stage of a graph that went through the pipeline.
+std::vector<StageGraph> lower_stages(const graph::Graph& g, const models::Workload& w,
+                                     const lower::LowerOptions& options, int threads);
 
 // Checks the options and generates everything. Throws UsageError on bad
 // input before any file is written; on a write failure removes what it wrote.
-RunSummary generate(const Options& options);
+RunSummary generate(const Options& options, ProgressListener* progress = nullptr);
 
 }  // namespace stg

@@ -1,10 +1,15 @@
-// Everything the generator needs to know, as given on the command line.
+// Everything the generator needs to know, as given on the command line
+// (already parsed: choices are enums; parse_* turn flag text into them).
 #pragma once
 
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+
+#include "stg/emit/schema.h"
+#include "stg/lower/schedule.h"
 
 namespace stg {
 
@@ -15,31 +20,51 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// The built-in models (models/registry.h has their builders and names).
+enum class ModelKind { kTransformer, kGpt, kLlama, kMoe };
+enum class Units { kStg, kPhysical };  // elements and MACs, or bytes and FLOPs
+enum class DType { kFp32, kBf16, kFp16, kFp8 };
+
+// Flag text -> enum; UsageError naming the flag and the valid choices.
+ModelKind parse_model_kind(std::string_view text);      // --model_type
+emit::Schema parse_schema(std::string_view text);       // --chakra_schema_version
+lower::Schedule parse_schedule(std::string_view text);  // --pipeline_schedule
+Units parse_units(std::string_view text);               // --units
+DType parse_dtype(std::string_view text);               // --dtype
+int64_t dtype_bytes(DType dtype);
+
 struct Options {
   std::string output_dir = ".";
   std::string output_name = "workload.%d.et";
   std::optional<std::string> comm_group_file;
-  std::string chakra_schema_version = "v0.0.4";
+  emit::Schema schema = emit::Schema::kV004;
 
   int64_t dp = 1, tp = 1, sp = 1, pp = 1, ep = 1;
   bool weight_sharded = false;
   std::optional<int> zero_stage;  // 0-3; 3 is --weight_sharded 1
 
-  std::string model_type = "transformer";
+  // Unset: the seed's transformer (presets and HF configs may choose one).
+  std::optional<ModelKind> model;
   std::string module_csv;  // a reference-format sharding spreadsheet as the model
   // Model dimensions; unset ones take the model type's defaults.
   std::optional<int64_t> din, dout, dmodel, dff, seq, head, num_stacks, batch;
   std::optional<int64_t> dvocal, kvhead, experts, kexperts, micro_batch;
   std::optional<bool> tpsp, activation_recompute, mixed_precision, print_gpu_vram;
 
-  std::string pipeline_schedule = "none";  // none, gpipe, 1f1b, interleaved
-  int virtual_stages = 1;                   // chunks per stage (interleaved)
+  lower::Schedule pipeline_schedule = lower::Schedule::kNone;
+  int virtual_stages = 1;  // chunks per stage (interleaved)
 
-  std::string units = "stg";    // stg (elements, MACs) or physical (bytes, FLOPs)
-  std::string dtype = "bf16";   // bytes per element for --units physical
+  Units units = Units::kStg;
+  std::optional<DType> dtype;  // bytes per element for --units physical (bf16)
 
   std::string ranks;  // "A-B": write only these ranks (same bytes as a full run)
   int threads = 0;    // 0: one per core
+
+  // Pass pipeline inspection: --dump_after PASS writes the graph after that
+  // pass as <output_dir>/<PASS>.csv.
+  std::string dump_after;
+
+  ModelKind model_kind() const { return model.value_or(ModelKind::kTransformer); }
 };
 
 }  // namespace stg

@@ -219,7 +219,7 @@ void append_node(std::string& out, const LoweredNode& n, const RankBinding& rank
       out.append(comm_type(n.coll));
       out.push_back('"');
       append_key(out, "comm_group");
-      append_int(out, rank.group_id[static_cast<int>(n.axis)]);
+      append_int(out, rank.group(n.axis));
       break;
     case NodeKind::kSend:
     case NodeKind::kRecv:
@@ -228,7 +228,7 @@ void append_node(std::string& out, const LoweredNode& n, const RankBinding& rank
       append_key(out, "comm_tag");
       append_int(out, n.tag);
       append_key(out, n.kind == NodeKind::kSend ? "comm_dst" : "comm_src");
-      append_int(out, peer_rank(rank, n.peer_stage));
+      append_int(out, rank.peer(n.peer));
       break;
   }
   out.push_back('}');

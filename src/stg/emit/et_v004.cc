@@ -79,8 +79,7 @@ void fill_node_v004(pb::Node& out, const LoweredNode& n, const RankBinding& rank
       add_attr(out, "comm_size")->set_int64_val(n.comm_size);
       // Explicit even for ALL_REDUCE (0): oneof members are always written.
       add_attr(out, "comm_type")->set_int64_val(comm_type(n.coll));
-      add_attr(out, "pg_name")
-          ->set_string_val(std::to_string(rank.group_id[static_cast<int>(n.axis)]));
+      add_attr(out, "pg_name")->set_string_val(std::to_string(rank.group(n.axis)));
       add_attr(out, "is_cpu_op")->set_int32_val(0);
       break;
     case NodeKind::kSend:
@@ -88,7 +87,7 @@ void fill_node_v004(pb::Node& out, const LoweredNode& n, const RankBinding& rank
       add_attr(out, "comm_size")->set_int64_val(n.comm_size);
       add_attr(out, "comm_tag")->set_int32_val(n.tag);
       add_attr(out, n.kind == NodeKind::kSend ? "comm_dst" : "comm_src")
-          ->set_int32_val(static_cast<int32_t>(peer_rank(rank, n.peer_stage)));
+          ->set_int32_val(static_cast<int32_t>(rank.peer(n.peer)));
       add_attr(out, "is_cpu_op")->set_int32_val(0);
       break;
   }

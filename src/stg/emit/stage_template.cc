@@ -1,5 +1,6 @@
 #include "stg/emit/stage_template.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 
@@ -41,15 +42,27 @@ char* put_varint(char* p, uint64_t v) {
 StageTemplate::StageTemplate(const StageGraph& stage) {
   detail::append_metadata_v004(metadata_);
   fixed_bytes_ = metadata_.size();
-  // A binding whose values do not matter: the variable attribute is cut out.
+  // A binding whose values do not matter (the variable attribute is cut
+  // out) but that knows every group and peer the nodes name.
   RankBinding dummy;
-  dummy.rank_on_stage.assign(64, 0);
+  size_t axes = 0, stages = 0;
+  for (const LoweredNode& n : stage.nodes) {
+    if (n.kind == NodeKind::kColl) axes = std::max(axes, static_cast<size_t>(n.axis) + 1);
+    if (n.kind == NodeKind::kSend || n.kind == NodeKind::kRecv) {
+      if (n.peer.kind == mesh::Peer::Kind::kStage)
+        stages = std::max(stages, static_cast<size_t>(n.peer.stage) + 1);
+      else
+        axes = std::max(axes, static_cast<size_t>(n.peer.axis) + 1);
+    }
+  }
+  dummy.group_id.assign(axes, 0);
+  dummy.coord.assign(axes, 0);
+  dummy.degree.assign(axes, 1);
+  dummy.stride.assign(axes, 1);
+  dummy.rank_on_stage.assign(stages, 0);
   pb::Node node;
   pieces_.reserve(stage.nodes.size());
   for (const LoweredNode& n : stage.nodes) {
-    if (n.kind != NodeKind::kComp &&
-        static_cast<size_t>(n.peer_stage) >= dummy.rank_on_stage.size())
-      dummy.rank_on_stage.resize(n.peer_stage + 1, 0);
     node.Clear();
     detail::fill_node_v004(node, n, dummy);
     Piece piece;
@@ -60,7 +73,7 @@ StageTemplate::StageTemplate(const StageGraph& stage) {
                   : n.kind == NodeKind::kSend ? Var::kCommDst
                                               : Var::kCommSrc;
       piece.axis = static_cast<int>(n.axis);
-      piece.peer_stage = n.peer_stage;
+      piece.peer = n.peer;
       pb::Node tail;
       for (int i = kVarAttr + 1; i < node.attr_size(); ++i) *tail.add_attr() = node.attr(i);
       node.mutable_attr()->DeleteSubrange(kVarAttr, node.attr_size() - kVarAttr);
@@ -93,7 +106,7 @@ void StageTemplate::append_rank(std::string& out, const RankBinding& rank) const
       p += name_len;
       if (is_group) {
         char digits[24];
-        auto [end, ec] = std::to_chars(digits, digits + sizeof digits, rank.group_id[piece.axis]);
+        auto [end, ec] = std::to_chars(digits, digits + sizeof digits, rank.group(piece.axis));
         p = put_varint(p, kAttrStringTag);
         p = put_varint(p, static_cast<uint64_t>(end - digits));
         std::memcpy(p, digits, end - digits);
@@ -101,7 +114,7 @@ void StageTemplate::append_rank(std::string& out, const RankBinding& rank) const
       } else {
         *p++ = static_cast<char>(kAttrInt32Tag);
         // int32 values are sign-extended to 64 bits on the wire.
-        const auto peer = static_cast<int32_t>(detail::peer_rank(rank, piece.peer_stage));
+        const auto peer = static_cast<int32_t>(rank.peer(piece.peer));
         p = put_varint(p, static_cast<uint64_t>(static_cast<int64_t>(peer)));
       }
       const size_t attr_size = static_cast<size_t>(p - attr);

@@ -29,8 +29,8 @@ class StageTemplate {
     std::string head;  // fields 1..9 and the attributes before the variable one
     std::string tail;  // the attributes after it
     Var var = Var::kNone;
-    int axis = 0;        // kPgName: which group id
-    int peer_stage = 0;  // kCommDst/kCommSrc
+    int axis = 0;     // kPgName: which group id
+    mesh::Peer peer;  // kCommDst/kCommSrc
   };
   std::string metadata_;  // the framed GlobalMetadata
   std::vector<Piece> pieces_;

@@ -24,14 +24,6 @@ void append_trace(std::string& out, const StageGraph& stage, const RankBinding& 
 
 namespace detail {
 
-int64_t peer_rank(const RankBinding& rank, int peer_stage) {
-  if (peer_stage < 0 || static_cast<size_t>(peer_stage) >= rank.rank_on_stage.size()) {
-    throw std::out_of_range("rank " + std::to_string(rank.rank) + " has no peer on stage " +
-                            std::to_string(peer_stage));
-  }
-  return rank.rank_on_stage[static_cast<size_t>(peer_stage)];
-}
-
 void append_varint(std::string& out, uint64_t value) {
   char buf[10];
   size_t n = 0;

@@ -2,12 +2,13 @@
 //
 // All ranks of a pipeline stage share one StageGraph; the per-rank values
 // (collective group ids, send/recv peers) come from the RankBinding. The
-// byte layouts are those of DESIGN.md §7 and reference/FINDINGS.md §4.
+// byte layouts are those of docs/facts.md §5.
 #pragma once
 
 #include <cstdint>
 #include <string>
 
+#include "stg/emit/schema.h"
 #include "stg/lower/stage_graph.h"
 
 namespace google::protobuf {
@@ -16,15 +17,9 @@ class MessageLite;
 
 namespace stg::emit {
 
-enum class Schema {
-  kV004,  // Chakra 0.0.4 protobuf: GlobalMetadata + Nodes with attributes
-  kV001,  // legacy Chakra 0.0.1 protobuf: flat proto2 Nodes, no header
-  kJson,  // the reference's JSON layout {"nodes": [...]}
-};
-
 // Appends the complete content of one rank's trace file to `out`.
-// Throws std::out_of_range if a send/recv names a stage that `rank` has no
-// entry for in rank_on_stage.
+// Throws std::out_of_range if a node names a group or peer that `rank` does
+// not know (mesh::RankBinding::group, peer).
 void append_trace(std::string& out, const StageGraph& stage, const RankBinding& rank,
                   Schema schema);
 
@@ -34,9 +29,6 @@ namespace detail {
 void append_trace_v004(std::string& out, const StageGraph& stage, const RankBinding& rank);
 void append_trace_v001(std::string& out, const StageGraph& stage, const RankBinding& rank);
 void append_trace_json(std::string& out, const StageGraph& stage, const RankBinding& rank);
-
-// Rank on stage `peer_stage` with the same spatial coordinates as `rank`.
-int64_t peer_rank(const RankBinding& rank, int peer_stage);
 
 // Appends `value` as a protobuf base-128 varint.
 void append_varint(std::string& out, uint64_t value);

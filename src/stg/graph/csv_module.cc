@@ -405,6 +405,7 @@ const ExtraAttrKey kExtraAttrKeys[] = {
     field_key<&Tensor::chunk>("chunk"),
     field_key<&Tensor::backward>("backward"),
     field_key<&Tensor::transient>("transient"),
+    field_key<&Tensor::view>("view"),
     field_key<&Tensor::flops>("flops"),
     field_key<&Tensor::comm, &Comm::axis>("comm_axis"),
     field_key<&Tensor::comm, &Comm::peer>("peer"),
@@ -895,6 +896,7 @@ void infer_extra_fields(Tensor& t, const std::vector<Tensor>& tensors) {
     if (in >= 0) t.backward = t.backward || tensors.at(in).backward;
   for (int in : t.extra_deps) t.backward = t.backward || tensors.at(in).backward;
   t.transient = false;
+  t.view = false;
   t.flops = Expr();
   const CollType type = t.comm.type;  // op_attr
   t.comm = Comm{};

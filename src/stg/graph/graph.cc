@@ -54,6 +54,41 @@ int Graph::add(Tensor t, std::shared_ptr<const OpResult> known) {
   return i;
 }
 
+void Graph::set_input(int i, int operand, int producer) {
+  Tensor& t = tensors_.at(i);
+  (operand == 1 ? t.x1 : t.x2) = producer;
+}
+
+void Graph::permute(const std::vector<int>& order) {
+  const size_t n = tensors_.size();
+  if (order.size() != n) throw GraphError("permute: the order does not list every tensor");
+  std::vector<int> new_index(n, -1);
+  for (size_t i = 0; i < n; ++i) {
+    const int old = order[i];
+    if (old < 0 || static_cast<size_t>(old) >= n || new_index[old] >= 0)
+      throw GraphError("permute: the order is not a permutation");
+    new_index[old] = static_cast<int>(i);
+  }
+  results_.resize(n);
+  std::vector<Tensor> tensors(n);
+  std::vector<std::shared_ptr<const OpResult>> results(n);
+  auto map = [&](int& ref) {
+    if (ref >= 0) ref = new_index[ref];
+  };
+  for (size_t i = 0; i < n; ++i) {
+    Tensor& t = tensors[i];
+    t = std::move(tensors_[order[i]]);
+    results[i] = std::move(results_[order[i]]);
+    map(t.x1);
+    map(t.x2);
+    map(t.grad_of);
+    for (int& d : t.extra_deps) map(d);
+  }
+  tensors_ = std::move(tensors);
+  results_ = std::move(results);
+  for (auto& [id, index] : index_) index = new_index[index];
+}
+
 void Graph::set_grad(int tensor, const std::string& grad_of) {
   if (!grad_of.empty()) tensors_[tensor].grad_of = at(grad_of);
 }

@@ -42,6 +42,11 @@ class Graph {
     return tensors_.at(i);
   }
 
+  // Mutable access for fields that do not enter the op's result (placement,
+  // stage, roles, comm attributes; not the name, which the index keys on):
+  // the cached result stays.
+  Tensor& mutable_tensor_keep_result(int i) { return tensors_.at(i); }
+
   // Index of the tensor with this id ("name@rev", or "name" for revision 0);
   // throws GraphError when absent.
   int at(std::string_view id) const;
@@ -107,6 +112,16 @@ class Graph {
   // Turns placeholder `to` into an identity of `from` (the reference's
   // ConnectGraph); `force` also allows a non-placeholder `to`.
   void link(std::string_view from, std::string_view to, bool force = false);
+
+  // ---- editing (passes)
+  // Points input `operand` (1 or 2) of tensor `i` at `producer`. The view
+  // the op reads it in is unchanged, so its cached result stays.
+  void set_input(int i, int operand, int producer);
+  // Replaces extra dependency `k` of tensor `i` (cached result kept).
+  void set_extra_dep(int i, size_t k, int producer) { tensors_.at(i).extra_deps.at(k) = producer; }
+  // Reorders the graph: tensor i of the result is the old tensor order[i]
+  // (a permutation of all indices). References follow; cached results too.
+  void permute(const std::vector<int>& order);
 
   // Renames symbols in every shape and op attribute of the graph.
   void substitute(const std::map<std::string, expr::Expr>& renames);

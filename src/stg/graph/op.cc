@@ -72,18 +72,50 @@ OpResult same_shape_binary(const Tensor& t, expr::Rational ops_per_element) {
 
 const char* op_code(Op op) {
   switch (op) {
-    case Op::kPlaceholder: return "T";
-    case Op::kEinsum: return "M";
-    case Op::kAdd: return "A";
-    case Op::kElementwise: return "E";
-    case Op::kElementwise2: return "E2";
-    case Op::kIdentity: return "I";
-    case Op::kReshape: return "R";
-    case Op::kBroadcast: return "B";
-    case Op::kSlice: return "SLICE";
-    case Op::kConcat: return "C";
-    case Op::kCustom: return "CUSTOM";
-    case Op::kShadow: return "S";
+    case Op::kPlaceholder:
+      return "T";
+    case Op::kEinsum:
+      return "M";
+    case Op::kAdd:
+      return "A";
+    case Op::kElementwise:
+      return "E";
+    case Op::kElementwise2:
+      return "E2";
+    case Op::kIdentity:
+      return "I";
+    case Op::kReshape:
+      return "R";
+    case Op::kBroadcast:
+      return "B";
+    case Op::kSlice:
+      return "SLICE";
+    case Op::kConcat:
+      return "C";
+    case Op::kCustom:
+      return "CUSTOM";
+    case Op::kShadow:
+      return "S";
+    case Op::kCollective:
+      return "COLL";
+    case Op::kSend:
+      return "SEND";
+    case Op::kRecv:
+      return "RECV";
+  }
+  return "?";
+}
+
+const char* coll_name(CollType type) {
+  switch (type) {
+    case CollType::kAllReduce:
+      return "ALL_REDUCE";
+    case CollType::kAllGather:
+      return "ALL_GATHER";
+    case CollType::kReduceScatter:
+      return "REDUCE_SCATTER";
+    case CollType::kAllToAll:
+      return "ALL_TO_ALL";
   }
   return "?";
 }
@@ -93,6 +125,8 @@ OpResult evaluate_op(const Tensor& t) {
     case Op::kPlaceholder:
     case Op::kIdentity:
     case Op::kShadow:
+    case Op::kSend:
+    case Op::kRecv:
       return {need(t, t.x1_shape, "x1_shape"), need(t, t.x1_hidden, "x1_hidden"), Expr()};
     case Op::kEinsum:
       return einsum(t);
@@ -102,8 +136,7 @@ OpResult evaluate_op(const Tensor& t) {
       return same_shape_binary(t, t.amplifier);
     case Op::kElementwise: {
       const Shape& a = need(t, t.x1_shape, "x1_shape");
-      return {a, need(t, t.x1_hidden, "x1_hidden"),
-              expr::product(a) * Expr::constant(t.amplifier)};
+      return {a, need(t, t.x1_hidden, "x1_hidden"), expr::product(a) * Expr::constant(t.amplifier)};
     }
     case Op::kReshape: {
       const Shape& a = need(t, t.x1_shape, "x1_shape");
@@ -133,6 +166,8 @@ OpResult evaluate_op(const Tensor& t) {
     }
     case Op::kCustom:
       return {need(t, t.x2_shape, "x2_shape"), need(t, t.x2_hidden, "x2_hidden"), t.factor};
+    case Op::kCollective:
+      return {need(t, t.x2_shape, "x2_shape"), need(t, t.x2_hidden, "x2_hidden"), Expr()};
   }
   fail(t, "unknown op");
 }

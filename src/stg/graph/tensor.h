@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "stg/expr/expr.h"
+#include "stg/graph/comm.h"
 
 namespace stg::graph {
 
@@ -25,7 +26,15 @@ enum class Op {
   kConcat,        // C: concatenate x1 and x2 along `axis`
   kCustom,        // CUSTOM: opaque kernel; shape x2_shape, cost `factor` ops
   kShadow,        // S: stand-in for a tensor produced on another stage
+  // Communication (graph/comm.h), inserted by passes, never by models:
+  kCollective,  // COLL: x1 read in its sent view (x1_shape/x1_hidden),
+                //   delivered in x2_shape/x2_hidden on the group of `comm.axis`
+  kSend,        // SEND: x1 sent to `comm.peer`
+  kRecv,        // RECV: x1 (produced by `comm.peer`) received; same view
 };
+
+// Collective, send or receive.
+inline bool is_comm(Op op) { return op == Op::kCollective || op == Op::kSend || op == Op::kRecv; }
 
 // The reference's op code ("M", "E", ...), written as the `op_type` attribute.
 const char* op_code(Op op);
@@ -52,6 +61,10 @@ struct Tensor {
   Role role = Role::kActivation;
   Placement placement;
   int micro_batch = 0;  // which micro-batch replica (passes/micro_batch.h)
+  // Pipeline stage and, for interleaved schedules, chunk (virtual stage) on
+  // it; set by the assign_stages pass.
+  int stage = 0;
+  int chunk = 0;
 
   int x1 = -1;  // index of the producer of input 1 in the owning graph
   int x2 = -1;
@@ -65,6 +78,7 @@ struct Tensor {
   // kCustom: the kernel's work in FLOPs, written instead of `factor` under
   // physical units (zero: none given, `factor` operations are written).
   expr::Expr flops;
+  Comm comm;  // kCollective, kSend, kRecv
 
   // How this op sees its inputs; absent when the op has no such input.
   std::optional<Shape> x1_shape, x1_hidden, x2_shape, x2_hidden;
@@ -77,6 +91,9 @@ struct Tensor {
   // Transient full-size buffer of sharded training (FSDP assembled weight or
   // gradient): not resident memory.
   bool transient = false;
+  // A view into another tensor's storage (a weight inside the flat FSDP
+  // buffer): no buffer of its own, no work, never recomputed.
+  bool view = false;
   // Further producers this op waits for without reading them (e.g. the
   // fused attention kernel waits for the gathered K and V).
   std::vector<int> extra_deps;

@@ -92,32 +92,4 @@ void OutputFiles::write(const std::string& name, const std::string& content) {
   written_[slot] = path;
 }
 
-void parallel_for(int64_t begin, int64_t end, int threads,
-                  const std::function<void(int64_t)>& job) {
-  std::atomic<int64_t> next{begin};
-  std::atomic<bool> failed{false};
-  std::exception_ptr error;
-  std::mutex error_mutex;
-  auto worker = [&] {
-    for (;;) {
-      const int64_t i = next.fetch_add(1);
-      if (i >= end || failed) return;
-      try {
-        job(i);
-      } catch (...) {
-        std::lock_guard lock(error_mutex);
-        if (!error) error = std::current_exception();
-        failed = true;
-        return;
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  const int n = std::max(1, threads);
-  for (int t = 1; t < n; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& th : pool) th.join();
-  if (error) std::rethrow_exception(error);
-}
-
 }  // namespace stg::io

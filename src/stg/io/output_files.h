@@ -42,9 +42,4 @@ class OutputFiles {
   bool committed_ = false;
 };
 
-// Runs `job(i)` for i in [begin, end) on `threads` workers; rethrows the
-// first exception after all workers stop.
-void parallel_for(int64_t begin, int64_t end, int threads,
-                  const std::function<void(int64_t)>& job);
-
 }  // namespace stg::io

@@ -19,8 +19,12 @@ std::string python_float(double value) {
 
 TensorInfo io_info(const graph::Graph& g, int tensor, bool shadow, const Values& values,
                    const IoPolicy& policy, StrCache* strings) {
-  // An identity stands for the tensor it forwards.
-  if (!shadow && g[tensor].op == graph::Op::kIdentity && g[tensor].x1 >= 0) tensor = g[tensor].x1;
+  // An identity stands for the tensor it forwards (through the collectives
+  // or RECV that bring it, as named before communication was in the graph).
+  if (!shadow && g[tensor].op == graph::Op::kIdentity && g[tensor].x1 >= 0) {
+    tensor = g[tensor].x1;
+    while (graph::is_comm(g[tensor].op)) tensor = g[tensor].x1;
+  }
   const graph::Tensor& t = g[tensor];
   const graph::Shape& shape = g.result(tensor).y_shape;
   TensorInfo info;

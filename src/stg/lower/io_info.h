@@ -5,11 +5,15 @@
 #include <string>
 #include <unordered_map>
 
+#include "stg/expr/values.h"
 #include "stg/graph/graph.h"
 #include "stg/lower/stage_graph.h"
-#include "stg/lower/values.h"
 
 namespace stg::lower {
+
+using expr::SizeError;
+using expr::Values;
+using expr::whole_count;
 
 struct IoPolicy {
   // Reference accounting with --mixed_precision: weights 6 bytes per element

@@ -13,37 +13,29 @@ using graph::Tensor;
 
 constexpr int kNone = -1;
 
-// Where a tensor's nodes are in the stage being built.
-struct TensorNodes {
-  int comp = kNone;      // compute node (or the RECV for a shadow)
-  int first_x1 = kNone;  // first collective on input 1
-  int first_x2 = kNone;
-};
-
 class StageLowering {
  public:
-  StageLowering(const Graph& g, const passes::PipelinePlan& plan, int stage, const Values& values,
+  StageLowering(const Graph& g, const std::vector<int>& members, int stage, const Values& values,
                 const LowerOptions& options)
       : g_(g),
-        plan_(plan),
+        members_(members),
         stage_(stage),
         values_(values),
         options_(options),
-        steps_(
-            schedule_steps(options.schedule, stage, plan.pp, options.micro_batches, plan.chunks)) {}
+        steps_(schedule_steps(options.schedule, stage, options.pp, options.micro_batches,
+                              options.chunks)) {}
 
   StageGraph run() {
-    nodes_.reserve(3 * plan_.members[stage_].size());
-    where_.resize(g_.size());
-    remote_output_.assign(g_.size(), kNone);
+    nodes_.reserve(members_.size());
+    node_of_.assign(g_.size(), kNone);
     info_cache_.resize(2 * g_.size());
-    sends_.resize(g_.size());
-    for (const auto& link : plan_.links)
-      if (link.from_stage == stage_) sends_[link.tensor].push_back(&link);
-    for (int t : plan_.members[stage_]) lower_tensor(t);
-    for (const auto& link : plan_.links)
-      if (link.to_stage == stage_) add_recv(link);
-    for (int t : plan_.members[stage_]) connect_inputs(t);
+    // RECVs are numbered after the stage's other nodes, so that among ready
+    // nodes the file lists them last (the reference's layout).
+    for (int t : members_)
+      if (g_[t].op != graph::Op::kRecv) lower_op(t);
+    for (int t : members_)
+      if (g_[t].op == graph::Op::kRecv) lower_op(t);
+    for (int t : members_) connect(t);
     drop_empty_compute();
     if (options_.schedule != Schedule::kNone) order_steps();
     return finish();
@@ -103,132 +95,105 @@ class StageLowering {
           io_info(g_, tensor, shadow, values_, options_.io, &strings_));
     return slot;
   }
-  bool is_local(int tensor) const { return plan_.stage_of[tensor] == stage_; }
-  const TensorInfoRef& input_info(int tensor) { return info(tensor, !is_local(tensor)); }
-  // Error-message makers, only called when a size is invalid.
+  // The tensor a value really is, for the inputs/outputs lists: collectives
+  // carry their source, a RECV the (shadow of the) remote producer.
+  const TensorInfoRef& origin_info(int t) {
+    while (g_[t].op == graph::Op::kCollective) t = g_[t].x1;
+    if (g_[t].op == graph::Op::kRecv) return info(g_[t].x1, /*shadow=*/true);
+    return info(t);
+  }
+  int origin(int t) const {
+    while (g_[t].op == graph::Op::kCollective || g_[t].op == graph::Op::kRecv) t = g_[t].x1;
+    return t;
+  }
   auto tensor_named(int t) const {
     return [this, t] { return "tensor " + g_[t].id(); };
   }
 
-  int push(LoweredNode n) {
+  void lower_op(int t) {
+    const Tensor& x = g_[t];
+    LoweredNode n;
+    switch (x.op) {
+      case graph::Op::kCollective:
+        n.name = x.comm.label;
+        n.kind = NodeKind::kColl;
+        n.coll = x.comm.type;
+        n.axis = x.comm.axis;
+        n.comm_size = bytes(*x.x1_shape, tensor_named(origin(t)));
+        n.y_tensor_size = bytes(g_.result(t).y_shape, [&] { return "input of " + x.comm.label; });
+        n.inputs.push_back(origin_info(x.x1));
+        break;
+      case graph::Op::kSend:
+        n.name = x.comm.label;
+        n.kind = NodeKind::kSend;
+        n.comm_size = bytes(*x.x1_shape, tensor_named(x.x1));
+        n.peer = x.comm.peer;
+        n.tag = x.comm.tag;
+        n.inputs.push_back(info(x.x1));
+        break;
+      case graph::Op::kRecv:
+        n.name = x.comm.label;
+        n.kind = NodeKind::kRecv;
+        n.comm_size = bytes(*x.x1_shape, tensor_named(x.x1));
+        n.y_tensor_size = n.comm_size;
+        n.peer = x.comm.peer;
+        n.tag = x.comm.tag;
+        n.outputs.push_back(info(x.x1, /*shadow=*/true));
+        break;
+      default:
+        lower_compute(t, n);
+    }
+    node_of_[t] = static_cast<int>(nodes_.size());
+    step_of_.push_back(n.kind == NodeKind::kComp ? step_index(t) : -1);
     nodes_.push_back(std::move(n));
-    return static_cast<int>(nodes_.size()) - 1;
   }
 
-  void lower_tensor(int t) {
+  void lower_compute(int t, LoweredNode& n) {
     const Tensor& x = g_[t];
     const graph::OpResult& r = g_.result(t);
-    TensorNodes& tn = where_[t];
-    LoweredNode comp;
-    comp.name = x.id() + "_COMP";
-    comp.kind = NodeKind::kComp;
-    comp.num_ops = count(r.num_ops, [&] { return "operation count of " + x.id(); });
+    n.name = x.id() + "_COMP";
+    n.kind = NodeKind::kComp;
+    n.num_ops = count(r.num_ops, [&] { return "operation count of " + x.id(); });
     // A contraction's multiply-accumulate is 2 FLOPs; an einsum without
     // contracted dims (an element-wise product) is one multiply per element.
     if (x.op == graph::Op::kEinsum && !r.y_hidden.empty())
-      comp.num_ops = scaled(comp.num_ops, options_.flops_per_mac);
+      n.num_ops = scaled(n.num_ops, options_.flops_per_mac);
     if (options_.kernel_flops && !x.flops.is_zero())
-      comp.num_ops = count(x.flops, [&] { return "FLOP count of " + x.id(); });
-    comp.y_tensor_size = bytes(r.y_shape, tensor_named(t));
-    comp.tensor_size = static_cast<uint64_t>(comp.y_tensor_size);
-    comp.op_type = graph::op_code(x.op);
+      n.num_ops = count(x.flops, [&] { return "FLOP count of " + x.id(); });
+    n.y_tensor_size = bytes(r.y_shape, tensor_named(t));
+    n.tensor_size = static_cast<uint64_t>(n.y_tensor_size);
+    n.op_type = graph::op_code(x.op);
     for (int in : {x.x1, x.x2})
-      if (in >= 0) comp.inputs.push_back(input_info(in));
-    comp.outputs.push_back(info(t));
-    tn.comp = push(std::move(comp));
-    step_of_.resize(nodes_.size(), -1);
-    step_of_[tn.comp] = step_index(t);
-    tn.first_x1 = lower_input(t, x.x1, x.x1_shape, x.x1_hidden, "_X1COMM");
-    tn.first_x2 = lower_input(t, x.x2, x.x2_shape, x.x2_hidden, "_X2_COMM");
-    for (const passes::CrossStageLink* link : sends_[t]) add_send(t, *link);
+      if (in >= 0) n.inputs.push_back(origin_info(in));
+    n.outputs.push_back(info(t));
   }
 
-  // Collectives that bring input `in` into the view this op reads it in.
-  int lower_input(int t, int in, const std::optional<graph::Shape>& shape,
-                  const std::optional<graph::Shape>& hidden, const char* suffix) {
-    if (in < 0) return kNone;
-    const graph::OpResult& from = g_.result(in);
-    // Cached by the identities of the four views' expressions.
-    std::string key;
-    for (const graph::Shape* view : {&from.y_shape, &from.y_hidden, &*shape, &*hidden}) {
-      for (const expr::Expr& dim : *view) {
-        const void* id = dim.identity();
-        key.append(reinterpret_cast<const char*>(&id), sizeof id);
-      }
-      key += '|';
+  int node(int producer) const {
+    if (node_of_[producer] == kNone)
+      throw graph::GraphError("stage " + std::to_string(stage_) + ": " + g_[producer].id() +
+                              " is read here but is on stage " +
+                              std::to_string(g_[producer].stage) + " (no RECV)");
+    return node_of_[producer];
+  }
+
+  // Data dependencies. A compute op waits for the collectives issued for it
+  // first, then for its plain inputs, then for its extra dependencies (the
+  // reference's order); a comm op for its input; a RECV for nothing here.
+  void connect(int t) {
+    const Tensor& x = g_[t];
+    if (x.op == graph::Op::kRecv) return;
+    std::vector<uint64_t>& deps = nodes_[node_of_[t]].data_deps;
+    auto dep = [&](int in) { deps.push_back(static_cast<uint64_t>(node(in))); };
+    if (graph::is_comm(x.op)) {
+      dep(x.x1);
+      return;
     }
-    auto cached = collectives_.find(key);
-    if (cached == collectives_.end()) {
-      try {
-        cached = collectives_
-                     .emplace(key, collectives_between(from.y_shape, from.y_hidden, *shape, *hidden,
-                                                       options_.active_axes, options_.claim_rule))
-                     .first;
-      } catch (const graph::GraphError& e) {
-        throw graph::GraphError("input " + g_[in].id() + " of " + g_[t].id() + ": " + e.what());
-      }
-    }
-    const std::vector<Collective>& colls = cached->second;
-    int first = kNone, prev = kNone;
-    for (const Collective& c : colls) {
-      LoweredNode n;
-      n.name = g_[t].id() + suffix;
-      n.kind = NodeKind::kColl;
-      n.coll = c.type;
-      n.axis = c.axis;
-      n.comm_size = bytes(from.y_shape, tensor_named(in));
-      n.y_tensor_size = bytes(*shape, [&] { return "input of " + g_[t].id(); });
-      n.inputs.push_back(input_info(in));
-      if (prev != kNone) n.data_deps.push_back(static_cast<uint64_t>(prev));
-      prev = push(std::move(n));
-      if (first == kNone) first = prev;
-    }
-    if (prev != kNone) nodes_[where_[t].comp].data_deps.push_back(static_cast<uint64_t>(prev));
-    return first;
-  }
-
-  void add_send(int t, const passes::CrossStageLink& link) {
-    LoweredNode n;
-    n.name = g_[t].id() + "_Y_SEND";
-    n.kind = NodeKind::kSend;
-    n.comm_size = bytes(g_.result(t).y_shape, tensor_named(t));
-    n.peer_stage = link.to_stage;
-    n.tag = link.tag;
-    n.inputs.push_back(info(t));
-    n.data_deps.push_back(static_cast<uint64_t>(where_[t].comp));
-    push(std::move(n));
-  }
-
-  void add_recv(const passes::CrossStageLink& link) {
-    const int t = link.tensor;
-    LoweredNode n;
-    n.name = "shadow_" + g_[t].id() + "_Y_RECV";
-    n.kind = NodeKind::kRecv;
-    n.comm_size = bytes(g_.result(t).y_shape, tensor_named(t));
-    n.y_tensor_size = n.comm_size;
-    n.peer_stage = link.from_stage;
-    n.tag = link.tag;
-    n.outputs.push_back(info(t, /*shadow=*/true));
-    remote_output_[t] = push(std::move(n));
-  }
-
-  int output_node(int tensor) const {
-    if (is_local(tensor)) return where_[tensor].comp;
-    if (remote_output_[tensor] == kNone) throw std::logic_error("a cross-stage input has no RECV");
-    return remote_output_[tensor];
-  }
-
-  void connect_inputs(int t) {
-    const TensorNodes& tn = where_[t];
-    auto connect = [&](int in, int first_coll) {
-      if (in < 0) return;
-      const int to = first_coll != kNone ? first_coll : tn.comp;
-      nodes_[to].data_deps.push_back(static_cast<uint64_t>(output_node(in)));
-    };
-    connect(g_[t].x1, tn.first_x1);
-    connect(g_[t].x2, tn.first_x2);
-    for (int dep : g_[t].extra_deps)
-      nodes_[tn.comp].data_deps.push_back(static_cast<uint64_t>(output_node(dep)));
+    auto is_coll = [&](int in) { return in >= 0 && g_[in].op == graph::Op::kCollective; };
+    for (int in : {x.x1, x.x2})
+      if (is_coll(in)) dep(in);
+    for (int in : {x.x1, x.x2})
+      if (in >= 0 && !is_coll(in)) dep(in);
+    for (int d : x.extra_deps) dep(d);
   }
 
   // Compute nodes without work (placeholders, identities) are removed; their
@@ -277,7 +242,7 @@ class StageLowering {
     const Tensor& x = g_[t];
     if (x.micro_batch < 0 || x.role == graph::Role::kWeight || x.role == graph::Role::kUpdate)
       return -1;
-    const Step step{x.micro_batch, plan_.chunk_of[t], x.backward};
+    const Step step{x.micro_batch, x.chunk, x.backward};
     for (size_t k = 0; k < steps_.size(); ++k)
       if (steps_[k] == step) return static_cast<int>(k);
     return -1;
@@ -398,30 +363,26 @@ class StageLowering {
   }
 
   const Graph& g_;
-  const passes::PipelinePlan& plan_;
+  const std::vector<int>& members_;
   const int stage_;
   const Values& values_;
   const LowerOptions& options_;
   std::vector<LoweredNode> nodes_;
-  std::vector<TensorNodes> where_;  // by tensor
-  std::vector<int> remote_output_;  // by producer: its RECV here
-  // By producer: its links to other stages, in plan order.
-  std::vector<std::vector<const passes::CrossStageLink*>> sends_;
+  std::vector<int> node_of_;  // by tensor: its node, kNone if not on this stage
   std::vector<bool> removed_;
   std::vector<TensorInfoRef> info_cache_;  // by 2 * tensor + shadow
   std::unordered_map<const void*, int64_t> counts_;
   std::unordered_map<const void*, expr::Rational> dims_;
   StrCache strings_;
-  std::unordered_map<std::string, std::vector<Collective>> collectives_;
   const std::vector<Step> steps_;
   std::vector<int> step_of_;  // per node: its step index, -1 if none
 };
 
 }  // namespace
 
-StageGraph lower_stage(const Graph& g, const passes::PipelinePlan& plan, int stage,
+StageGraph lower_stage(const Graph& g, const std::vector<int>& members, int stage,
                        const Values& values, const LowerOptions& options) {
-  return StageLowering(g, plan, stage, values, options).run();
+  return StageLowering(g, members, stage, values, options).run();
 }
 
 }  // namespace stg::lower

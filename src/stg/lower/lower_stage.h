@@ -1,7 +1,9 @@
-// Lowering of one pipeline stage: each tensor becomes a compute node plus
-// the collectives its inputs need; cross-stage links become SEND/RECV nodes.
-// All ranks of the stage share the result (they differ only in group ids
-// and peers, see RankBinding).
+// Lowering of one pipeline stage: each op of the stage becomes one trace
+// node (compute, collective, send or recv); compute ops without work are
+// dropped and their dependents inherit their dependencies. All ranks of the
+// stage share the result (they differ only in group ids and peers, see
+// mesh::RankBinding). The graph must have been through the pass pipeline:
+// the only inputs read across stages are those of RECV ops.
 #pragma once
 
 #include <vector>
@@ -9,16 +11,11 @@
 #include "stg/graph/graph.h"
 #include "stg/lower/io_info.h"
 #include "stg/lower/schedule.h"
-#include "stg/lower/sharding.h"
 #include "stg/lower/stage_graph.h"
-#include "stg/lower/values.h"
-#include "stg/passes/pipeline.h"
 
 namespace stg::lower {
 
 struct LowerOptions {
-  std::vector<AxisSymbol> active_axes;  // axes of degree > 1, in group order
-  ClaimRule claim_rule = ClaimRule::kOneAxisPerDim;
   IoPolicy io;
   // Units written into the trace. The reference's (default): sizes are
   // element counts and einsum work is multiply-accumulates. Physical: sizes
@@ -32,9 +29,12 @@ struct LowerOptions {
   // simulator, as the reference does).
   Schedule schedule = Schedule::kNone;
   int micro_batches = 1;
+  int pp = 1;
+  int chunks = 1;  // virtual stages per stage (interleaved)
 };
 
-StageGraph lower_stage(const graph::Graph& g, const passes::PipelinePlan& plan, int stage,
+// `members`: the stage's tensors in graph order.
+StageGraph lower_stage(const graph::Graph& g, const std::vector<int>& members, int stage,
                        const Values& values, const LowerOptions& options);
 
 }  // namespace stg::lower

@@ -5,14 +5,6 @@
 
 namespace stg::lower {
 
-Schedule parse_schedule(const std::string& name) {
-  if (name == "none") return Schedule::kNone;
-  if (name == "gpipe") return Schedule::kGpipe;
-  if (name == "1f1b") return Schedule::k1F1B;
-  if (name == "interleaved") return Schedule::kInterleaved;
-  throw std::invalid_argument(name);
-}
-
 namespace {
 
 // The k-th forward (or backward) step of the interleaved schedule.

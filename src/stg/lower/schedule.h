@@ -11,9 +11,6 @@ namespace stg::lower {
 
 enum class Schedule { kNone, kGpipe, k1F1B, kInterleaved };
 
-// Parses none/gpipe/1f1b/interleaved; throws std::invalid_argument.
-Schedule parse_schedule(const std::string& name);
-
 struct Step {
   int micro_batch = 0;
   int chunk = 0;  // virtual stage index on this stage (interleaved), else 0
@@ -31,7 +28,6 @@ std::vector<Step> schedule_steps(Schedule schedule, int stage, int pp, int micro
 
 // Largest number of micro-batch forwards whose activations a stage holds at
 // once (in units of a whole stage's activations).
-double activations_in_flight(Schedule schedule, int stage, int pp, int micro_batches,
-                             int chunks);
+double activations_in_flight(Schedule schedule, int stage, int pp, int micro_batches, int chunks);
 
 }  // namespace stg::lower

@@ -3,20 +3,19 @@
 // collective, the peer rank of each send/recv; both come from a RankBinding.
 #pragma once
 
-#include <array>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "stg/graph/comm.h"
+#include "stg/mesh/peer.h"
+
 namespace stg {
 
 enum class NodeKind { kComp, kColl, kSend, kRecv };
-enum class CollType { kAllReduce, kAllGather, kReduceScatter, kAllToAll };
-
-// Spatial parallel axes, in the order groups are numbered (DESIGN.md §6).
-enum class Axis : int { kDp = 0, kTp = 1, kSp = 2, kEp = 3 };
-inline constexpr int kNumAxes = 4;
+using graph::CollType;
+using mesh::RankBinding;
 
 // One entry of the `inputs`/`outputs` string lists: tensor name (id plus
 // shape text) and its size text, as the later reference writes them.
@@ -50,28 +49,17 @@ struct LoweredNode {
 
   // kColl
   CollType coll = CollType::kAllReduce;
-  Axis axis = Axis::kDp;
+  int axis = 0;           // mesh axis of the collective's group
   int64_t comm_size = 0;  // also send/recv size
 
-  // kSend / kRecv: the peer is the rank with the same spatial coordinates
-  // on stage `peer_stage`.
-  int peer_stage = 0;
+  // kSend / kRecv: the other end, relative to the writing rank.
+  mesh::Peer peer;
   int32_t tag = 0;
 };
 
 struct StageGraph {
   int stage = 0;
   std::vector<LoweredNode> nodes;  // file order; ids are unique in the stage
-};
-
-// What differs between the ranks of one stage.
-struct RankBinding {
-  int64_t rank = 0;
-  // Comm-group id (key of the comm-group file) of this rank's group on each
-  // axis; 0 when the axis does not exist in this run.
-  std::array<int64_t, kNumAxes> group_id{};
-  // Rank with the same spatial coordinates on each stage (index = stage).
-  std::vector<int64_t> rank_on_stage;
 };
 
 }  // namespace stg

@@ -22,8 +22,13 @@ Model build_csv_model(const std::string& path) {
   Model m;
   m.graph = graph::read_module_csv(path);  // placement: block 0 by default
   const std::set<std::string> symbols = csv_model_symbols(m);
-  m.axes = {{Axis::kDp, "dp"}, {Axis::kTp, "tp"}, {Axis::kSp, symbols.count("cp") ? "cp" : "sp"}};
-  if (symbols.count("ep")) m.axes.push_back({Axis::kEp, "ep"});
+  using mesh::AxisKind;
+  m.axes = {{"dp", "dp", AxisKind::kData},
+            {"tp", "tp", AxisKind::kTensor},
+            {"sp", symbols.count("cp") ? "cp" : "sp", AxisKind::kSequence}};
+  if (symbols.count("ep")) m.axes.push_back({"ep", "ep", AxisKind::kExpert});
+  m.degree_symbols = {"dp", "tp", "cp", "sp", "ep"};
+  m.claim = graph::ClaimRule::kEveryAxisInDim;
   m.num_blocks = 1;
   return m;
 }

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "stg/passes/fsdp.h"
+#include "stg/models/flat_weights.h"
 
 namespace stg::models {
 namespace {
@@ -281,7 +281,7 @@ Graph gpt_decoder_block(bool tpsp, const Graph& attention_module, const Graph& f
   };
   sum_into("input_norm.dy", "mha.dx", "mha_res.dx2");
   sum_into("post_attn_norm.dy", ports.dx, "ffn_res.dx2");
-  passes::flatten_block_weights(g);
+  flatten_block_weights(g);
   return g;
 }
 
@@ -309,7 +309,12 @@ Model assemble_decoder_model(const Graph& block, int num_stacks, bool tpsp) {
   g.append(loss(Layout(tpsp)), "loss.", {}, {Kind::kLast, 0});
   g.link("out_emb.y", "loss.y");
   g.link("loss.dy", "out_emb.dy");
-  m.axes = {{Axis::kDp, "dp"}, {Axis::kTp, "tp"}, {Axis::kSp, "cp"}};
+  using mesh::AxisKind;
+  m.axes = {{"dp", "dp", AxisKind::kData},
+            {"tp", "tp", AxisKind::kTensor},
+            {"sp", "cp", AxisKind::kSequence}};
+  m.degree_symbols = {"dp", "tp", "cp", "sp", "ep"};
+  m.claim = graph::ClaimRule::kEveryAxisInDim;  // the later reference's rule
   m.num_blocks = num_stacks;
   return m;
 }

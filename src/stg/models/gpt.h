@@ -1,7 +1,7 @@
 // The later reference's dense decoder-only model ("gpt", alias "dense"):
 // vocabulary embedding, num_stacks x (norm, attention, residual, norm,
 // FFN, residual), output embedding and loss; attention with a fused kernel.
-// Every block's weights are flattened for FSDP (passes/fsdp.h). `tpsp`
+// Every block's weights are flattened for FSDP (models/flat_weights.h). `tpsp`
 // chooses Megatron tensor+sequence parallel layouts (activations sharded
 // over tp outside attention and FFN) over tensor parallel only.
 #pragma once

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "stg/models/model_kind.h"
+
 // nlohmann::json: the JSON library the build already links (Debian package
 // nlohmann-json3-dev, found with find_package(nlohmann_json)); a config.json
 // is small, so parsing it whole into a DOM is the simplest correct choice.
@@ -139,7 +141,8 @@ void fill(std::optional<int64_t>& field, std::optional<int64_t> value) {
 
 }  // namespace
 
-void apply_hf_config(const std::string& path, Options& o) {
+std::vector<std::string> apply_hf_config(const std::string& path, Options& o) {
+  std::vector<std::string> notes;
   json root = parse(path, read_text(path));
   if (!root.is_object())
     throw UsageError("--hf_config " + path +
@@ -197,20 +200,19 @@ void apply_hf_config(const std::string& path, Options& o) {
   // configs (e.g. Mistral NeMo) set a different head_dim explicitly.
   if (const std::optional<int64_t> head_dim = cfg.optional_size({"head_dim"});
       head_dim && *head_dim * heads != hidden)
-    std::fprintf(stderr,
-                 "stg: note: --hf_config %s: head_dim %lld differs from hidden_size / "
-                 "num_attention_heads; stg models heads of hidden_size / num_attention_heads\n",
-                 path.c_str(), static_cast<long long>(*head_dim));
+    notes.push_back("--hf_config " + path + ": head_dim " + std::to_string(*head_dim) +
+                    " differs from hidden_size / num_attention_heads; stg models heads of "
+                    "hidden_size / num_attention_heads");
 
-  // As with presets: Options cannot tell "--model_type transformer" from no
-  // --model_type at all (transformer is the default), so the config's type
-  // replaces "transformer"; any other type the user chose must match.
+  // As with presets: the config chooses the model type; one the user chose
+  // must match it.
   const std::string type = arch->model_type;
-  const bool same = o.model_type == type || (o.model_type == "dense" && type == "gpt");
-  if (o.model_type != "transformer" && !same)
+  const ModelKind kind = parse_model_kind(type);
+  if (o.model && *o.model != kind)
     cfg.fail("architecture '" + name + "' is a '" + type + "' model but --model_type '" +
-             o.model_type + "' was given: drop --model_type or use --model_type " + type);
-  if (o.model_type == "transformer") o.model_type = type;
+             model_name(*o.model).name + "' was given: drop --model_type or use --model_type " +
+             type);
+  o.model = kind;
 
   fill(o.dmodel, hidden);
   fill(o.dff, ffn);
@@ -223,6 +225,7 @@ void apply_hf_config(const std::string& path, Options& o) {
   fill(o.kvhead, kv_heads);
   fill(o.experts, experts);
   fill(o.kexperts, experts_per_token);
+  return notes;
 }
 
 }  // namespace stg::models

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "stg/options.h"
 
@@ -21,6 +22,7 @@ namespace stg::models {
 // invalid JSON, an unsupported architecture, a missing required field, a
 // value that is not a whole number >= 1, or a --model_type that differs from
 // the config's.
-void apply_hf_config(const std::string& path, Options& o);
+// Returns notes for the user (config fields stg does not model).
+std::vector<std::string> apply_hf_config(const std::string& path, Options& o);
 
 }  // namespace stg::models

@@ -130,7 +130,7 @@ Graph decoder_block(int experts_per_rank) {
 
 Model build_moe(const MoeConfig& config) {
   Model m = assemble_decoder_model(decoder_block(config.experts_per_rank), config.num_stacks, true);
-  m.axes.push_back({Axis::kEp, "ep"});
+  m.axes.push_back({"ep", "ep", mesh::AxisKind::kExpert});
   return m;
 }
 

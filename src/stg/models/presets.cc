@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <optional>
 
+#include "stg/models/model_kind.h"
+
 namespace stg::models {
 namespace {
 
@@ -35,12 +37,6 @@ std::vector<Preset> make_presets() {
   add({"mixtral-8x22b", "moe", "Mixtral 8x22B (Mistral AI 2024)", 6144, 16384, 48, 8, 56, 32768, 8,
        2, 65536});
   return v;
-}
-
-// gpt and its alias dense are the same model.
-bool same_model_type(const std::string& a, const std::string& b) {
-  auto canonical = [](const std::string& t) { return t == "dense" ? std::string("gpt") : t; };
-  return canonical(a) == canonical(b);
 }
 
 void fill(std::optional<int64_t>& field, int64_t value) {
@@ -109,16 +105,13 @@ std::string models_table() {
 }
 
 void apply_preset(const Preset& p, Options& o) {
-  // Options cannot tell "--model_type transformer" from no --model_type at
-  // all (transformer is the default), so the preset's type replaces
-  // "transformer"; any other type the user chose must match the preset.
-  if (o.model_type == "transformer") {
-    o.model_type = p.model_type;
-  } else if (!same_model_type(o.model_type, p.model_type)) {
+  // The preset chooses the model type; one the user chose must match it.
+  const ModelKind kind = parse_model_kind(p.model_type);
+  if (o.model && *o.model != kind)
     throw UsageError("--model " + p.name + " is a '" + p.model_type + "' model but --model_type '" +
-                     o.model_type + "' was given: drop --model_type or use --model_type " +
-                     p.model_type);
-  }
+                     model_name(*o.model).name + "' was given: drop --model_type or use " +
+                     "--model_type " + p.model_type);
+  o.model = kind;
   fill(o.dmodel, p.dmodel);
   fill(o.dff, p.dff);
   fill(o.head, p.head);

@@ -125,7 +125,12 @@ Model build_transformer(const TransformerConfig& config) {
   g.link("out_emb.dx", last + "ffn.dnorm");
   g.link("out_emb.y", "out_emb.dy", /*force=*/true);  // the loss: dy stands for y
 
-  m.axes = {{Axis::kDp, "dp"}, {Axis::kTp, "tp"}, {Axis::kSp, "sp"}};
+  using mesh::AxisKind;
+  m.axes = {{"dp", "dp", AxisKind::kData},
+            {"tp", "tp", AxisKind::kTensor},
+            {"sp", "sp", AxisKind::kSequence}};
+  m.degree_symbols = {"dp", "tp", "sp"};
+  m.claim = graph::ClaimRule::kOneAxisPerDim;  // the seed era's rule
   m.num_blocks = config.num_stacks;
   return m;
 }

@@ -23,11 +23,20 @@ Tensor view_of(const graph::Graph& g, int w, const std::string& name, int revisi
 
 }  // namespace
 
-void add_weight_updates(graph::Graph& g, const UpdateOptions& options) {
+void AddWeightUpdates::run(graph::Graph& g, Analyses& a) {
+  UpdateOptions options;
+  options.zero_stage = zero_stage_;
+  const int data = a.mesh().find(mesh::AxisKind::kData);
+  if (data >= 0) options.data_symbol = a.mesh().axis(data).symbol;
+  if ((zero_stage_ == 1 || zero_stage_ == 2) && data < 0)
+    throw graph::GraphError("ZeRO stage " + std::to_string(zero_stage_) +
+                            " needs a data-parallel axis in the mesh");
+  add_weight_updates(g, a.gradient_of(g), options);
+}
+
+void add_weight_updates(graph::Graph& g, const std::vector<int>& grad_of_weight,
+                        const UpdateOptions& options) {
   const int n = static_cast<int>(g.size());
-  std::vector<int> grad_of_weight(n, -1);
-  for (int i = 0; i < n; ++i)
-    if (g[i].grad_of >= 0) grad_of_weight[g[i].grad_of] = i;
   for (int w = 0; w < n; ++w) {
     if (!g[w].require_grads) continue;
     bool sharded_update = options.zero_stage == 1 || options.zero_stage == 2;
@@ -37,8 +46,8 @@ void add_weight_updates(graph::Graph& g, const UpdateOptions& options) {
     Shape shape = view.y_shape;
     Shape hidden = view.y_hidden;
     int grad = dw;
-    if (sharded_update && !shape.empty() && !shape[0].has_symbol("dp")) {
-      shape[0] = shape[0] / Expr::symbol("dp");
+    if (sharded_update && !shape.empty() && !shape[0].has_symbol(options.data_symbol)) {
+      shape[0] = shape[0] / Expr::symbol(options.data_symbol);
       hidden = {Expr::constant(1)};
       if (options.zero_stage == 1 && !g.result(dw).y_hidden.empty()) {
         // Stage 1 keeps the full gradient all-reduce before the update.

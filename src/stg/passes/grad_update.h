@@ -3,7 +3,9 @@
 // FSDP, the reduce-scatter) appear in lowering.
 #pragma once
 
-#include "stg/graph/graph.h"
+#include <string>
+
+#include "stg/passes/pass.h"
 
 namespace stg::passes {
 
@@ -14,8 +16,23 @@ namespace stg::passes {
 // stage 2 it arrives sharded (reduce-scatter).
 struct UpdateOptions {
   int zero_stage = 0;
+  // The data-parallel degree's symbol: ZeRO 1/2 split dim 0 of each update
+  // by it (unless the weight already is).
+  std::string data_symbol;
 };
 
-void add_weight_updates(graph::Graph& g, const UpdateOptions& options = {});
+// `gradient_of`: per tensor, its gradient's index or -1 (Analyses).
+void add_weight_updates(graph::Graph& g, const std::vector<int>& gradient_of,
+                        const UpdateOptions& options);
+
+class AddWeightUpdates : public Pass {
+ public:
+  explicit AddWeightUpdates(int zero_stage) : zero_stage_(zero_stage) {}
+  std::string_view name() const override { return "add-weight-updates"; }
+  void run(graph::Graph& g, Analyses& a) override;
+
+ private:
+  int zero_stage_;
+};
 
 }  // namespace stg::passes

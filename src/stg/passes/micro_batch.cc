@@ -11,13 +11,14 @@ using graph::Graph;
 using graph::Op;
 using graph::Tensor;
 
-Graph replicate_micro_batches(Graph g, int count) {
+Graph replicate_micro_batches(Graph g, int count, const std::map<std::string, Expr>& renames,
+                              const std::vector<int>& gradient_of) {
   const int n = static_cast<int>(g.size());
   std::vector<bool> is_weight(n, false);
   std::map<int, int> grad_of_weight;  // weight -> its gradient
   for (int i = 0; i < n; ++i) is_weight[i] = g[i].op == Op::kPlaceholder && g[i].require_grads;
   for (int i = 0; i < n; ++i)
-    if (g[i].grad_of >= 0 && is_weight[g[i].grad_of]) grad_of_weight[g[i].grad_of] = i;
+    if (is_weight[i] && gradient_of[i] >= 0) grad_of_weight[i] = gradient_of[i];
   int num_weights = 0;
   for (bool w : is_weight) num_weights += w;
   const int per_copy = n - num_weights;
@@ -44,7 +45,6 @@ Graph replicate_micro_batches(Graph g, int count) {
   // The replicas differ from the original only in names and references:
   // rename its symbols once (each distinct expression once) and let every
   // copy share the renamed views and their op result.
-  const std::map<std::string, Expr> renames = {{"Batch", Expr::symbol("MicroBatch")}};
   graph::RenameMemo memo;
   std::vector<std::shared_ptr<const graph::OpResult>> result(n);
   for (int i = 0; i < n; ++i) {

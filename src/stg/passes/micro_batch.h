@@ -5,11 +5,33 @@
 // waits for all of them), which the weight update then reads.
 #pragma once
 
-#include "stg/graph/graph.h"
+#include <map>
+#include <string>
+
+#include "stg/passes/pass.h"
 
 namespace stg::passes {
 
-// Takes the graph by value: the last replica reuses its tensors.
-graph::Graph replicate_micro_batches(graph::Graph g, int count);
+// Takes the graph by value: the last replica reuses its tensors. `renames`
+// turn the batch symbol into the micro-batch's (the model names both);
+// `gradient_of` is the Analyses map of `g`.
+graph::Graph replicate_micro_batches(graph::Graph g, int count,
+                                     const std::map<std::string, expr::Expr>& renames,
+                                     const std::vector<int>& gradient_of);
+
+class ReplicateMicroBatches : public Pass {
+ public:
+  ReplicateMicroBatches(int count, std::map<std::string, expr::Expr> renames)
+      : count_(count), renames_(std::move(renames)) {}
+  std::string_view name() const override { return "replicate-micro-batches"; }
+  void run(graph::Graph& g, Analyses& a) override {
+    std::vector<int> gradient_of = a.gradient_of(g);
+    g = replicate_micro_batches(std::move(g), count_, renames_, gradient_of);
+  }
+
+ private:
+  int count_;
+  std::map<std::string, expr::Expr> renames_;
+};
 
 }  // namespace stg::passes

@@ -23,7 +23,7 @@ bool recomputable(const graph::Graph& g, int i) {
   const Tensor& t = g[i];
   if (!in_block(t) || t.backward || t.transient || t.require_grads) return false;
   if (t.op == Op::kPlaceholder || t.op == Op::kShadow) return false;
-  if (t.op == Op::kCustom && t.factor.is_zero()) return false;  // a weight view
+  if (t.view) return false;
   if (t.op == Op::kIdentity && (t.x1 < 0 || !in_block(g[t.x1]) || key_of(g[t.x1]) != key_of(t)))
     return false;  // the checkpoint
   return true;

@@ -8,11 +8,17 @@
 // the backward pass reaches the block.
 #pragma once
 
-#include "stg/graph/graph.h"
+#include "stg/passes/pass.h"
 
 namespace stg::passes {
 
 // Returns the number of tensors recomputed.
 int add_recomputation(graph::Graph& g);
+
+class AddRecomputation : public Pass {
+ public:
+  std::string_view name() const override { return "recompute"; }
+  void run(graph::Graph& g, Analyses&) override { add_recomputation(g); }
+};
 
 }  // namespace stg::passes

@@ -11,40 +11,60 @@ using graph::Tensor;
 
 namespace {
 
-double elements(const graph::Graph& g, int t, const lower::Values& values) {
+double elements(const graph::Graph& g, int t, const expr::Values& values) {
   return static_cast<double>(
-      lower::whole_count(expr::product(g.result(t).y_shape), values, "size of " + g[t].id()));
+      expr::whole_count(expr::product(g.result(t).y_shape), values, "size of " + g[t].id()));
 }
 
-bool sharded_over_dp(const graph::Graph& g, int t) {
+bool sharded_over(const graph::Graph& g, int t, const std::string& symbol) {
   for (const expr::Expr& dim : g.result(t).y_shape)
-    if (dim.has_symbol("dp")) return true;
+    if (dim.has_symbol(symbol)) return true;
   return false;
 }
 
-// An identity that reads its input in the producer's own view is a view,
-// not a new buffer.
+// The buffer a value is: a RECV holds its producer's data, a collective
+// the data of its source.
+int carried(const graph::Graph& g, int t) {
+  while (t >= 0 && graph::is_comm(g[t].op)) t = g[t].x1;
+  return t;
+}
+
+bool through_collective(const graph::Graph& g, int t) {
+  for (; t >= 0 && graph::is_comm(g[t].op); t = g[t].x1)
+    if (g[t].op == Op::kCollective) return true;
+  return false;
+}
+
+// An identity that reads its input in the producer's own view (no
+// collective between them) is a view, not a new buffer.
 bool is_view(const graph::Graph& g, int t) {
   const Tensor& x = g[t];
-  if (x.op == Op::kCustom && x.factor.is_zero()) return true;  // FSDP weight view
-  if (x.op != Op::kIdentity || x.x1 < 0) return false;
-  return *x.x1_shape == g.result(x.x1).y_shape && *x.x1_hidden == g.result(x.x1).y_hidden;
+  if (x.view) return true;
+  if (x.op != Op::kIdentity || x.x1 < 0 || through_collective(g, x.x1)) return false;
+  const int in = carried(g, x.x1);
+  return *x.x1_shape == g.result(in).y_shape && *x.x1_hidden == g.result(in).y_hidden;
 }
 
 }  // namespace
 
-std::vector<StageMemory> memory_by_stage(const graph::Graph& g, const passes::PipelinePlan& plan,
-                                         const lower::Values& values, const MemoryOptions& o) {
+std::vector<StageMemory> memory_by_stage(const graph::Graph& g, const mesh::Mesh& mesh,
+                                         const expr::Values& values, const MemoryOptions& o) {
   const int n = static_cast<int>(g.size());
-  std::vector<StageMemory> stages(plan.pp);
-  for (int s = 0; s < plan.pp; ++s) {
+  const int pp = static_cast<int>(mesh.stages());
+  std::vector<StageMemory> stages(pp);
+  for (int s = 0; s < pp; ++s) {
     stages[s].stage = s;
     stages[s].in_flight =
-        lower::activations_in_flight(o.schedule, s, plan.pp, o.micro_batches, plan.chunks);
+        lower::activations_in_flight(o.schedule, s, pp, o.micro_batches, o.chunks);
   }
   const double param_bytes = o.mixed_precision ? 6 : 4;
   const double act_bytes = o.mixed_precision ? 2 : 4;
-  const double dp = static_cast<double>(o.dp);
+  const int data_axis = mesh.find(mesh::AxisKind::kData);
+  const double dp = data_axis < 0 ? 1 : static_cast<double>(mesh.axis(data_axis).degree);
+  const std::string dp_symbol = data_axis < 0 ? "" : mesh.axis(data_axis).symbol;
+  auto sharded_over_dp = [&](const graph::Graph& graph, int t) {
+    return !dp_symbol.empty() && sharded_over(graph, t, dp_symbol);
+  };
 
   std::map<int, int> grad_of_weight;
   for (int i = 0; i < n; ++i)
@@ -53,7 +73,7 @@ std::vector<StageMemory> memory_by_stage(const graph::Graph& g, const passes::Pi
   for (int i = 0; i < n; ++i) {
     const Tensor& t = g[i];
     if (t.role != graph::Role::kWeight) continue;
-    StageMemory& m = stages[plan.stage_of[i]];
+    StageMemory& m = stages[t.stage];
     const double count = elements(g, i, values);
     const bool sharded = sharded_over_dp(g, i);
     m.params += count * param_bytes;
@@ -70,15 +90,16 @@ std::vector<StageMemory> memory_by_stage(const graph::Graph& g, const passes::Pi
   std::set<std::pair<int, int>> kept;  // (buffer, stage holding it)
   for (int i = 0; i < n; ++i) {
     const Tensor& t = g[i];
-    if (!t.backward || t.micro_batch > 0) continue;
+    if (!t.backward || t.micro_batch > 0 || graph::is_comm(t.op)) continue;
     for (int in : {t.x1, t.x2}) {
-      while (in >= 0 && is_view(g, in) && g[in].op == Op::kIdentity) in = g[in].x1;
+      in = carried(g, in);
+      while (in >= 0 && is_view(g, in) && g[in].op == Op::kIdentity) in = carried(g, g[in].x1);
       if (in < 0) continue;
       const Tensor& b = g[in];
       if (b.backward || b.transient || b.micro_batch != 0 || b.role != graph::Role::kActivation ||
           b.op == Op::kPlaceholder || is_view(g, in))
         continue;
-      kept.insert({in, plan.stage_of[i]});
+      kept.insert({in, t.stage});
     }
   }
   for (const auto& [buffer, stage] : kept)

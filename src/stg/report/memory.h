@@ -14,19 +14,19 @@
 #include <string>
 #include <vector>
 
+#include "stg/expr/values.h"
 #include "stg/graph/graph.h"
 #include "stg/lower/schedule.h"
-#include "stg/lower/values.h"
-#include "stg/passes/pipeline.h"
+#include "stg/mesh/mesh.h"
 
 namespace stg::report {
 
 struct MemoryOptions {
   bool mixed_precision = false;
   int zero_stage = 0;
-  int64_t dp = 1;
   lower::Schedule schedule = lower::Schedule::kNone;
   int micro_batches = 1;
+  int chunks = 1;  // virtual stages per stage (interleaved)
 };
 
 struct StageMemory {
@@ -36,9 +36,10 @@ struct StageMemory {
   double total() const { return params + grads + optimizer + activations; }
 };
 
-std::vector<StageMemory> memory_by_stage(const graph::Graph& g, const passes::PipelinePlan& plan,
-                                         const lower::Values& values,
-                                         const MemoryOptions& options);
+// `g` after the pass pipeline (stages assigned; comm ops are looked
+// through: a collective or RECV carries its producer's buffer).
+std::vector<StageMemory> memory_by_stage(const graph::Graph& g, const mesh::Mesh& mesh,
+                                         const expr::Values& values, const MemoryOptions& options);
 
 // "memory stage 0 (ranks 0-3): total 1.234 GiB = params ... " one line each.
 std::string format_memory(const std::vector<StageMemory>& stages, int64_t ranks_per_stage);

@@ -8,7 +8,7 @@
 
 #include "stg/expr/expr.h"
 
-namespace stg::lower {
+namespace stg::expr {
 
 // An input that makes a size fractional, negative or unrepresentable; the
 // message names the dimension and the numbers it was evaluated with.
@@ -25,6 +25,6 @@ struct Values {
 
 // Evaluates `e` to a whole, non-negative number or throws SizeError naming
 // `what` (e.g. "dimension Dmodel/tp of tensor x@0").
-int64_t whole_count(const expr::Expr& e, const Values& values, const std::string& what);
+int64_t whole_count(const Expr& e, const Values& values, const std::string& what);
 
-}  // namespace stg::lower
+}  // namespace stg::expr

@@ -1,11 +1,11 @@
-#include "stg/lower/sharding.h"
+#include "stg/graph/sharding.h"
 
 #include <map>
 #include <optional>
 
 #include "stg/graph/op.h"
 
-namespace stg::lower {
+namespace stg::graph {
 namespace {
 
 enum class State { kDuplicated, kPartitioned, kPartial };
@@ -15,25 +15,23 @@ struct AxisState {
   expr::Expr dim;  // the partitioned (or partial) dim, as compared
 };
 
-// The symbols of every parallel axis a later-era shape may mention.
-const std::vector<std::string> kAllAxisSymbols = {"dp", "tp", "cp", "sp", "ep"};
-
 // States of every axis for one view of a tensor.
-std::vector<AxisState> states_of(const graph::Shape& shape, const graph::Shape& hidden,
-                                 const std::vector<AxisSymbol>& axes, ClaimRule rule) {
+std::vector<AxisState> states_of(const Shape& shape, const Shape& hidden,
+                                 const ShardingRule& rule) {
+  const std::vector<AxisSymbol>& axes = rule.axes;
   std::vector<AxisState> states(axes.size());
   std::vector<bool> claimed(axes.size(), false);
-  auto claim = [&](const graph::Shape& dims, State state) {
+  auto claim = [&](const Shape& dims, State state) {
     for (const expr::Expr& dim : dims) {
       for (size_t a = 0; a < axes.size(); ++a) {
         if (claimed[a] || !dim.has_symbol(axes[a].symbol)) continue;
         claimed[a] = true;
-        if (rule == ClaimRule::kOneAxisPerDim) {
+        if (rule.claim == ClaimRule::kOneAxisPerDim) {
           states[a] = {state, dim};
           break;
         }
         std::map<std::string, expr::Expr> others;
-        for (const std::string& s : kAllAxisSymbols)
+        for (const std::string& s : rule.degree_symbols)
           if (s != axes[a].symbol) others[s] = expr::Expr::constant(1);
         states[a] = {state, dim.substitute(others)};
       }
@@ -46,21 +44,19 @@ std::vector<AxisState> states_of(const graph::Shape& shape, const graph::Shape& 
 
 }  // namespace
 
-std::vector<Collective> collectives_between(const graph::Shape& from_shape,
-                                            const graph::Shape& from_hidden,
-                                            const graph::Shape& to_shape,
-                                            const graph::Shape& to_hidden,
-                                            const std::vector<AxisSymbol>& axes, ClaimRule rule) {
-  const auto from = states_of(from_shape, from_hidden, axes, rule);
-  const auto to = states_of(to_shape, to_hidden, axes, rule);
+std::vector<Collective> collectives_between(const Shape& from_shape, const Shape& from_hidden,
+                                            const Shape& to_shape, const Shape& to_hidden,
+                                            const ShardingRule& rule) {
+  const std::vector<AxisSymbol>& axes = rule.axes;
+  const auto from = states_of(from_shape, from_hidden, rule);
+  const auto to = states_of(to_shape, to_hidden, rule);
   std::vector<Collective> out;
   for (size_t a = 0; a < axes.size(); ++a) {
-    const Axis axis = axes[a].axis;
+    const int axis = axes[a].axis;
     switch (from[a].state) {
       case State::kDuplicated:
         if (to[a].state == State::kPartial)
-          throw graph::GraphError("a duplicated tensor cannot become partial-sum on " +
-                                  axes[a].symbol);
+          throw GraphError("a duplicated tensor cannot become partial-sum on " + axes[a].symbol);
         break;  // duplicated -> duplicated or a local slice: nothing to send
       case State::kPartitioned:
         if (to[a].state == State::kDuplicated) {
@@ -68,8 +64,7 @@ std::vector<Collective> collectives_between(const graph::Shape& from_shape,
         } else if (to[a].state == State::kPartitioned) {
           if (!(from[a].dim == to[a].dim)) out.push_back({CollType::kAllToAll, axis});
         } else {
-          throw graph::GraphError("a partitioned tensor cannot become partial-sum on " +
-                                  axes[a].symbol);
+          throw GraphError("a partitioned tensor cannot become partial-sum on " + axes[a].symbol);
         }
         break;
       case State::kPartial:
@@ -84,4 +79,4 @@ std::vector<Collective> collectives_between(const graph::Shape& from_shape,
   return out;
 }
 
-}  // namespace stg::lower
+}  // namespace stg::graph

@@ -1,9 +1,9 @@
-#include "stg/passes/fsdp.h"
+#include "stg/models/flat_weights.h"
 
 #include <map>
 #include <vector>
 
-namespace stg::passes {
+namespace stg::models {
 
 using expr::Expr;
 using graph::Op;
@@ -59,6 +59,7 @@ void flatten_block_weights(graph::Graph& g) {
     Tensor& w = g.mutable_tensor(weights[k]);
     w.op = Op::kCustom;
     w.factor = Expr();
+    w.view = true;
     w.require_grads = false;
     w.role = graph::Role::kActivation;
     w.x1 = assembled;
@@ -97,6 +98,7 @@ void flatten_block_weights(graph::Graph& g) {
         make("_" + g[weights[k]].name + "_backward", Op::kCustom, assembled_backward, full, one);
     copy.x2_shape = weight_shape[k];
     copy.x2_hidden = weight_hidden[k];
+    copy.view = true;
     copy.transient = true;
     copy.backward = true;
     backward_copy[weights[k]] = g.add(std::move(copy));
@@ -110,4 +112,4 @@ void flatten_block_weights(graph::Graph& g) {
   }
 }
 
-}  // namespace stg::passes
+}  // namespace stg::models

@@ -14,8 +14,8 @@
 
 #include "stg/graph/graph.h"
 
-namespace stg::passes {
+namespace stg::models {
 
 void flatten_block_weights(graph::Graph& block);
 
-}  // namespace stg::passes
+}  // namespace stg::models

@@ -1,5 +1,5 @@
 // Sharding states and the one transition table that produces every
-// collective (DESIGN.md §4).
+// collective (docs/facts.md §3).
 //
 // With respect to a parallel axis `a`, a tensor seen in (shape, hidden) is
 //  - partitioned on the first shape dim whose expression contains `a`'s
@@ -14,12 +14,12 @@
 #include <vector>
 
 #include "stg/graph/tensor.h"
-#include "stg/lower/stage_graph.h"
 
-namespace stg::lower {
+namespace stg::graph {
 
+// A mesh axis (its index) and the symbol that stands for its degree.
 struct AxisSymbol {
-  Axis axis;
+  int axis = 0;
   std::string symbol;
 };
 
@@ -30,20 +30,26 @@ struct AxisSymbol {
 // to 1. stg follows each model's own era so its figures match.
 enum class ClaimRule { kOneAxisPerDim, kEveryAxisInDim };
 
+struct ShardingRule {
+  // Axes that can carry collectives (degree > 1), in mesh order.
+  std::vector<AxisSymbol> axes;
+  // Every symbol that stands for a parallel degree: under kEveryAxisInDim a
+  // partitioned dim is compared with the other ones set to 1.
+  std::vector<std::string> degree_symbols;
+  ClaimRule claim = ClaimRule::kOneAxisPerDim;
+};
+
 struct Collective {
   CollType type;
-  Axis axis;
+  int axis;  // mesh axis index
+  bool operator==(const Collective&) const = default;
 };
 
 // Collectives (in axis order) that turn the producer's view into the
-// consumer's. `axes` holds only axes of degree > 1, in group order. Throws
-// graph::GraphError on a transition that has no collective (duplicated or
-// partitioned into partial-sum).
-std::vector<Collective> collectives_between(const graph::Shape& from_shape,
-                                            const graph::Shape& from_hidden,
-                                            const graph::Shape& to_shape,
-                                            const graph::Shape& to_hidden,
-                                            const std::vector<AxisSymbol>& axes,
-                                            ClaimRule rule = ClaimRule::kOneAxisPerDim);
+// consumer's. Throws GraphError on a transition that has no collective
+// (duplicated or partitioned into partial-sum).
+std::vector<Collective> collectives_between(const Shape& from_shape, const Shape& from_hidden,
+                                            const Shape& to_shape, const Shape& to_hidden,
+                                            const ShardingRule& rule);
 
-}  // namespace stg::lower
+}  // namespace stg::graph

@@ -1,12 +1,12 @@
-#include "stg/lower/values.h"
+#include "stg/expr/values.h"
 
-namespace stg::lower {
+namespace stg::expr {
 
-int64_t whole_count(const expr::Expr& e, const Values& values, const std::string& what) {
-  expr::Rational r;
+int64_t whole_count(const Expr& e, const Values& values, const std::string& what) {
+  Rational r;
   try {
     r = e.evaluate(values.by_symbol);
-  } catch (const expr::ExprError& err) {
+  } catch (const ExprError& err) {
     throw SizeError(what + " (" + e.str() + "): " + err.what());
   }
   if (r.is_integer() && r.num() >= 0) return r.num();
@@ -22,4 +22,4 @@ int64_t whole_count(const expr::Expr& e, const Values& values, const std::string
                   ", not a whole number: choose values that divide evenly (now " + numbers + ")");
 }
 
-}  // namespace stg::lower
+}  // namespace stg::expr

@@ -1,0 +1,56 @@
+// The device mesh: the named parallel axes of a run (docs/facts.md §4).
+//
+// A rank is a point of the mesh: one coordinate per spatial axis plus its
+// pipeline stage. Axes are listed in rank order, the fastest-varying first;
+// the stage varies slowest. The model names its axes and the symbols its
+// shapes use for them; the flags give their degrees. Rank numbering, comm
+// groups, sharding and the memory report read the mesh, so an axis is added
+// by listing it, not by editing those.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace stg::mesh {
+
+// What an axis splits; passes that need "the data-parallel axis" ask for
+// its kind instead of its symbol.
+enum class AxisKind { kData, kTensor, kSequence, kExpert, kOther };
+
+struct MeshAxis {
+  std::string name;    // as the user knows it ("dp", "tp", "sp", "ep")
+  std::string symbol;  // the symbol standing for its degree in shapes
+  int64_t degree = 1;
+  AxisKind kind = AxisKind::kOther;
+  std::string flag;  // the flag that sets the degree, for messages
+};
+
+class Mesh {
+ public:
+  Mesh() = default;
+  Mesh(std::vector<MeshAxis> axes, int64_t stages);
+
+  const std::vector<MeshAxis>& axes() const { return axes_; }
+  int size() const { return static_cast<int>(axes_.size()); }
+  const MeshAxis& axis(int i) const { return axes_.at(static_cast<size_t>(i)); }
+  int64_t stages() const { return stages_; }
+  int64_t num_ranks() const { return num_ranks_; }
+  int64_t ranks_per_stage() const { return num_ranks_ / stages_; }
+
+  // Index of the axis with this name, or -1.
+  int find(std::string_view name) const;
+  // Index of the first axis of this kind, or -1.
+  int find(AxisKind kind) const;
+  // Indices of the axes of degree > 1, in mesh order: the only ones that
+  // carry collectives (a one-member group never completes in a simulator).
+  std::vector<int> active() const;
+
+ private:
+  std::vector<MeshAxis> axes_;
+  int64_t stages_ = 1;
+  int64_t num_ranks_ = 1;
+};
+
+}  // namespace stg::mesh

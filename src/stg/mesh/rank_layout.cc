@@ -1,0 +1,91 @@
+#include "stg/mesh/rank_layout.h"
+
+namespace stg::mesh {
+
+RankLayout::RankLayout(const Mesh& mesh) : mesh_(mesh) {}
+
+int64_t RankLayout::rank_of(const Coords& c) const {
+  int64_t rank = c.stage;
+  for (int a = mesh_.size() - 1; a >= 0; --a) rank = rank * degree(a) + c.index[a];
+  return rank;
+}
+
+Coords RankLayout::coords_of(int64_t rank) const {
+  Coords c;
+  c.index.resize(mesh_.size());
+  for (int a = 0; a < mesh_.size(); ++a) {
+    c.index[a] = rank % degree(a);
+    rank /= degree(a);
+  }
+  c.stage = rank;
+  return c;
+}
+
+int64_t RankLayout::group_id(int axis, const Coords& c) const {
+  int64_t id = 1;
+  for (int a = 0; a < axis; ++a) id += num_ranks() / degree(a);  // groups of earlier axes
+  int64_t index = c.stage;  // [stage] + other axes, first outermost
+  for (int a = 0; a < mesh_.size(); ++a)
+    if (a != axis) index = index * degree(a) + c.index[a];
+  return id + index;
+}
+
+int64_t RankLayout::num_groups() const {
+  int64_t n = 0;
+  for (int a = 0; a < mesh_.size(); ++a) n += num_ranks() / degree(a);
+  return n;
+}
+
+RankBinding RankLayout::binding(int64_t rank) const {
+  RankBinding b;
+  b.rank = rank;
+  Coords c = coords_of(rank);
+  int64_t stride = 1;
+  for (int a = 0; a < mesh_.size(); ++a) {
+    b.group_id.push_back(group_id(a, c));
+    b.coord.push_back(c.index[a]);
+    b.degree.push_back(degree(a));
+    b.stride.push_back(stride);
+    stride *= degree(a);
+  }
+  b.rank_on_stage.resize(pp());
+  for (int64_t s = 0; s < pp(); ++s) {
+    c.stage = s;
+    b.rank_on_stage[s] = rank_of(c);
+  }
+  return b;
+}
+
+std::string RankLayout::comm_group_json() const {
+  std::string out = "{";
+  int64_t id = 1;
+  for (int axis = 0; axis < mesh_.size(); ++axis) {
+    // Loop dims: [stage] + other axes, first outermost (slowest).
+    std::vector<int> others;
+    for (int a = 0; a < mesh_.size(); ++a)
+      if (a != axis) others.push_back(a);
+    const int64_t groups = num_ranks() / degree(axis);
+    Coords c;
+    c.index.resize(mesh_.size());
+    for (int64_t g = 0; g < groups; ++g, ++id) {
+      int64_t rest = g;
+      for (size_t k = others.size(); k-- > 0;) {
+        c.index[others[k]] = rest % degree(others[k]);
+        rest /= degree(others[k]);
+      }
+      c.stage = rest;
+      if (id > 1) out += ", ";
+      out += '"' + std::to_string(id) + "\": [";
+      for (int64_t i = 0; i < degree(axis); ++i) {
+        c.index[axis] = i;
+        if (i) out += ", ";
+        out += std::to_string(rank_of(c));
+      }
+      out += ']';
+    }
+  }
+  out += '}';
+  return out;
+}
+
+}  // namespace stg::mesh

@@ -1,0 +1,93 @@
+// The later reference's decoder models (gpt alias dense, llama, moe) with
+// their flags bound.
+#include "stg/models/flag_binding.h"
+#include "stg/models/gpt.h"
+#include "stg/models/moe.h"
+
+namespace stg::models {
+
+Workload decoder_workload(const Options& o) {
+  const ModelKind kind = o.model_kind();
+  const bool moe = kind == ModelKind::kMoe;
+  const bool llama = kind == ModelKind::kLlama;
+  const std::string type = moe ? "moe" : llama ? "llama" : "gpt";
+  Workload w;
+  // The reference accepts these for every model and ignores some of them:
+  // stay compatible with its command lines, but say so instead of ignoring.
+  auto note = [&](bool given, const std::string& flag) {
+    if (given) w.notes.push_back(flag + " has no effect with --model_type " + type);
+  };
+  if (!moe) {
+    note(o.experts.has_value(), "--experts");
+    note(o.kexperts.has_value(), "--kexperts");
+  }
+  require(!o.din.has_value() && !o.dout.has_value(),
+          "--din/--dout belong to --model_type transformer: use --dvocal for " + type);
+  const int64_t batch = o.batch.value_or(64);
+  const int64_t micro = o.micro_batch.value_or(batch);
+  bind_dims(w, {{"Dvocal", "--dvocal", o.dvocal, 32000},
+                {"Dmodel", "--dmodel", o.dmodel, 8192},
+                {"Dff", "--dff", o.dff, 28672},
+                {"Batch", "--batch", batch, 64},
+                {"MicroBatch", "--micro_batch", micro, batch},
+                {"Seq", "--seq", o.seq, 1024},
+                {"Head", "--head", o.head, 64},
+                {"KVHead", "--kvhead", o.kvhead, 8},
+                {"Experts", "--experts", o.experts, 8},
+                {"KExperts", "--kexperts", o.kexperts, 2}});
+  const auto& v = w.values.by_symbol;
+  require(batch % micro == 0, "--batch " + num(batch) + " is not divisible by --micro_batch " +
+                                  num(micro) +
+                                  ": choose a micro-batch size that divides the batch");
+  require(micro % o.dp == 0, "--micro_batch " + num(micro) + " is not divisible by --dp " +
+                                 num(o.dp) + ": each data-parallel rank needs a whole share");
+  const int64_t stacks = o.num_stacks.value_or(80);
+  require(stacks >= 1, "--num_stacks " + num(stacks) + " is not valid: use >= 1");
+  require(o.pp <= stacks + 2, "--pp " + num(o.pp) + " is larger than --num_stacks " + num(stacks) +
+                                  " + 2: every stage needs a block or an embedding");
+  const bool tpsp = o.tpsp.value_or(true);
+  require(tpsp || !moe,
+          "--tpsp 0 is not available for --model_type moe: its layouts need "
+          "sequence-sharded activations (use --tpsp 1)");
+  // The reference's dense path multiplies tp by ep; moe has ep as its own axis.
+  const int64_t tp = moe ? o.tp : o.tp * o.ep;
+  if (tpsp)
+    require(v.at("Seq") % (o.sp * tp) == 0,
+            "--seq " + num(v.at("Seq")) + " is not divisible by --sp * --tp = " + num(o.sp * tp) +
+                ": with --tpsp 1 the sequence is split over both");
+  require(v.at("Head") % tp == 0, "--head " + num(v.at("Head")) + " is not divisible by --tp " +
+                                      num(tp) + ": every tensor-parallel rank needs whole heads");
+  if (llama || moe) {
+    require(v.at("Head") % v.at("KVHead") == 0, "--kvhead " + num(v.at("KVHead")) +
+                                                    " does not divide --head " + num(v.at("Head")) +
+                                                    ": query heads are shared by whole groups");
+    require(v.at("KVHead") % tp == 0, "--kvhead " + num(v.at("KVHead")) +
+                                          " is not divisible by --tp " + num(tp) +
+                                          ": every tensor-parallel rank needs whole KV heads");
+  } else {
+    note(o.kvhead.has_value(), "--kvhead (grouped-query attention is --model_type llama)");
+  }
+  if (moe) {
+    require(v.at("Experts") % o.ep == 0, "--experts " + num(v.at("Experts")) +
+                                             " is not divisible by --ep " + num(o.ep) +
+                                             ": every expert-parallel rank holds whole experts");
+    require(v.at("KExperts") <= v.at("Experts"),
+            "--kexperts " + num(v.at("KExperts")) + " is larger than --experts " +
+                num(v.at("Experts")) + ": a token cannot pick more experts than exist");
+  }
+  bind_degree(w, "dp", "--dp", o.dp);
+  bind_degree(w, "tp", "--tp", tp);
+  bind_degree(w, "cp", "--sp", o.sp);
+  bind_degree(w, "ep", "--ep", o.ep);
+  bind_degree(w, "pp", "--pp", o.pp);
+  w.model = moe ? build_moe({static_cast<int>(stacks), static_cast<int>(v.at("Experts") / o.ep)})
+                : build_gpt({static_cast<int>(stacks), tpsp, llama});
+  w.micro_batches = static_cast<int>(batch / micro);
+  w.zero_stage = zero_stage(o);
+  w.bindings = zero_bindings(w.zero_stage);
+  w.micro_batch_renames = {{"Batch", expr::Expr::symbol("MicroBatch")}};
+  w.mesh = make_mesh(w.model, {{"dp", o.dp}, {"tp", tp}, {"sp", o.sp}, {"ep", o.ep}}, o.pp);
+  return w;
+}
+
+}  // namespace stg::models

@@ -1,0 +1,39 @@
+// A model with the command line's numbers bound: what the pass pipeline,
+// lowering and the writers need to know about it.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "stg/expr/values.h"
+#include "stg/mesh/mesh.h"
+#include "stg/models/model.h"
+#include "stg/options.h"
+
+namespace stg::models {
+
+struct Workload {
+  Model model;
+  mesh::Mesh mesh;      // the model's axes with the flags' degrees, pp stages
+  expr::Values values;  // numbers bound to the model's symbols
+  // Symbols the model leaves open, bound by the bind-symbols pass (e.g. the
+  // ZeRO shard symbols); empty: no such pass.
+  std::map<std::string, expr::Expr> bindings;
+  // Batch symbol -> micro-batch symbol; empty: the model is not
+  // micro-batched (no replicate-micro-batches pass).
+  std::map<std::string, expr::Expr> micro_batch_renames;
+  int micro_batches = 1;
+  int zero_stage = 0;
+  // Things worth telling the user that do not stop the run (flags that have
+  // no effect); the command line prints them as "stg: note: ...".
+  std::vector<std::string> notes;
+};
+
+// Builders keyed by model; UsageError on bad flags (docs/facts.md §9 lists
+// the symbols and the flags that bind them).
+Workload transformer_workload(const Options& o);
+Workload decoder_workload(const Options& o);  // gpt (dense), llama, moe
+Workload csv_workload(const Options& o);      // --module_csv
+
+}  // namespace stg::models
