@@ -2,7 +2,7 @@
 // read every trace back with our own readers (libprotobuf for v0.0.4 and
 // v0.0.1, nlohmann::json for json) and check
 //   - per-rank figures against golden files in tests/data/golden/,
-//   - the consumer rules of DESIGN.md §7 on every output (deps, acyclicity,
+//   - the consumer rules of docs/facts.md §6 on every output (deps, acyclicity,
 //     send/recv matching across files, collective groups),
 //   - the comm-group file, determinism, output naming, and that bad input is
 //     refused with exit status 2, one error line and no files.
@@ -130,7 +130,7 @@ const v4::AttributeProto& attr(const v4::Node& n, const std::string& name) {
 }
 
 // The attribute's value, which must be held in the given oneof member (the
-// value types ASTRA-sim reads, FINDINGS.md §4.2).
+// value types ASTRA-sim reads, docs/facts.md §5.3).
 int64_t attr_int(const v4::Node& n, const std::string& name,
                  v4::AttributeProto::ValueCase expected) {
   const v4::AttributeProto& a = attr(n, name);
@@ -337,7 +337,7 @@ Output read_output(const fs::path& dir, const std::string& pattern, const std::s
   return o;
 }
 
-// The consumer rules of DESIGN.md §7 plus stg's own promise of ids 0..n-1
+// The consumer rules of docs/facts.md §6 plus stg's own promise of ids 0..n-1
 // in topological file order.
 void check_invariants(const Output& o) {
   using Msg = std::tuple<int64_t, int64_t, int64_t, int64_t>;  // src, dst, tag, size

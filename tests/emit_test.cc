@@ -1,6 +1,6 @@
 // Tests of the trace writers: every schema's output is read back with an
 // independent parser (libprotobuf / nlohmann::json) and checked field by
-// field against FINDINGS.md §4.
+// field against docs/facts.md §5.
 #include <google/protobuf/io/coded_stream.h>
 
 #include <cstdint>
@@ -216,7 +216,7 @@ TEST(EmitV004, CommonNodeFields) {
   EXPECT_EQ(t.nodes[3].type(), v4::COMM_SEND_NODE);
   EXPECT_EQ(t.nodes[4].type(), v4::COMM_RECV_NODE);
   EXPECT_EQ(t.nodes[5].type(), v4::COMP_NODE);
-  // Wire numbers of the node types (DESIGN.md §7).
+  // Wire numbers of the node types (docs/facts.md §5.2).
   EXPECT_EQ(static_cast<int>(v4::COMP_NODE), 4);
   EXPECT_EQ(static_cast<int>(v4::COMM_SEND_NODE), 5);
   EXPECT_EQ(static_cast<int>(v4::COMM_RECV_NODE), 6);

@@ -10,7 +10,7 @@
 // memory-report tests use large dimensions to get readable GiB figures).
 //
 // Every expected number is derived in a comment from the model's definition
-// (src/stg/models/gpt.cc, DESIGN.md §3 for the operation counts).
+// (src/stg/models/gpt.cc, docs/facts.md §2 for the operation counts).
 #include <google/protobuf/io/coded_stream.h>
 #include <gtest/gtest.h>
 

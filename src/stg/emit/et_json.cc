@@ -1,4 +1,4 @@
-// JSON writer in the reference's layout (FINDINGS.md §4.4): the text Python's
+// JSON writer in the reference's layout (docs/facts.md §5.6): the text Python's
 // json.dump({"nodes": [...]}, f) produces with default arguments, i.e.
 // separators ", " and ": ", no indentation, no trailing newline, non-ASCII
 // escaped (ensure_ascii=True).

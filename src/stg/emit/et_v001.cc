@@ -1,5 +1,5 @@
 // Legacy Chakra v0.0.1 writer: a stream of flat proto2 Nodes, no header
-// message (FINDINGS.md §4.3). Enum numbers differ from v0.0.4.
+// message (docs/facts.md §5.5). Enum numbers differ from v0.0.4.
 #include <algorithm>
 #include <string>
 

@@ -1,5 +1,5 @@
 // Chakra v0.0.4 writer: GlobalMetadata, then one Node per LoweredNode with
-// the attribute names, value types and order of FINDINGS.md §4.2.
+// the attribute names, value types and order of docs/facts.md §5.3.
 #include <string>
 #include <vector>
 

@@ -1,5 +1,5 @@
 // Shape, partial-sum ("hidden") and operation-count rules of each op
-// (DESIGN.md §3). One function per op, all in op.cc.
+// (docs/facts.md §2). One function per op, all in op.cc.
 #pragma once
 
 #include <stdexcept>

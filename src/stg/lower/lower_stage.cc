@@ -1,9 +1,10 @@
 #include "stg/lower/lower_stage.h"
 
 #include <algorithm>
-#include <queue>
 #include <stdexcept>
 #include <unordered_map>
+
+#include "stg/util/graph_algo.h"
 
 namespace stg::lower {
 namespace {
@@ -261,7 +262,8 @@ class StageLowering {
     for (int i = 0; i < n; ++i)
       if (!removed_[i])
         for (uint64_t d : nodes_[i].data_deps) children[d].push_back(i);
-    std::vector<int> order = topological_order(children);
+    const std::vector<int> order =
+        util::topological_order(children, [this](size_t i) { return !removed_[i]; });
     // Steps reachable after / before each node (excluding the node itself).
     std::vector<std::vector<uint64_t>> after(n, std::vector<uint64_t>(words, 0));
     std::vector<std::vector<uint64_t>> before(n, std::vector<uint64_t>(words, 0));
@@ -298,31 +300,12 @@ class StageLowering {
     }
   }
 
-  std::vector<int> topological_order(const std::vector<std::vector<int>>& children) const {
-    const int n = static_cast<int>(nodes_.size());
-    std::vector<int> pending(n, 0), order;
-    for (int i = 0; i < n; ++i)
-      for (int c : children[i]) ++pending[c];
-    std::vector<int> ready;
-    for (int i = 0; i < n; ++i)
-      if (!removed_[i] && pending[i] == 0) ready.push_back(i);
-    while (!ready.empty()) {
-      const int v = ready.back();
-      ready.pop_back();
-      order.push_back(v);
-      for (int c : children[v])
-        if (--pending[c] == 0) ready.push_back(c);
-    }
-    return order;
-  }
-
   // Drops removed nodes and duplicate deps, orders nodes topologically
   // (stable: earliest definition first) and numbers them 0..n-1 in file
   // order.
   StageGraph finish() {
     const int n = static_cast<int>(nodes_.size());
     std::vector<std::vector<int>> children(n);
-    std::vector<int> pending(n, 0);
     auto dedupe = [](std::vector<uint64_t>& deps) {
       std::vector<uint64_t> unique;
       for (uint64_t d : deps)
@@ -335,21 +318,14 @@ class StageLowering {
       dedupe(nodes_[i].ctrl_deps);
       for (auto* deps : {&nodes_[i].data_deps, &nodes_[i].ctrl_deps})
         for (uint64_t d : *deps) children[d].push_back(i);
-      pending[i] = static_cast<int>(nodes_[i].data_deps.size() + nodes_[i].ctrl_deps.size());
     }
-    std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
-    for (int i = 0; i < n; ++i)
-      if (!removed_[i] && pending[i] == 0) ready.push(i);
     std::vector<uint64_t> new_id(n, 0);
     StageGraph out;
     out.stage = stage_;
-    while (!ready.empty()) {
-      const int i = ready.top();
-      ready.pop();
+    for (int i : util::stable_topological_order(children,
+                                                [this](size_t k) { return !removed_[k]; })) {
       new_id[i] = out.nodes.size();
       out.nodes.push_back(std::move(nodes_[i]));
-      for (int c : children[i])
-        if (--pending[c] == 0) ready.push(c);
     }
     const auto kept = std::count(removed_.begin(), removed_.end(), false);
     if (static_cast<int64_t>(out.nodes.size()) != kept)

@@ -3,7 +3,7 @@
 // look at any generator's output (ours or the reference's).
 //
 // Three layouts are recognised by content, not by file name
-// (reference/FINDINGS.md §4):
+// (docs/facts.md §5):
 //   * v0.0.4: varint-delimited messages, a GlobalMetadata first, then Nodes
 //     whose node-specific values are AttributeProtos;
 //   * v0.0.1: varint-delimited flat proto2 Nodes, no metadata message;

@@ -1,6 +1,6 @@
 // `stg validate DIR`: checks that a directory of per-rank Chakra traces plus
 // its comm-group file can be replayed by ASTRA-sim without a silent hang
-// (DESIGN.md §7, "Consumer rules"). Works on any generator's output.
+// (docs/facts.md §6). Works on any generator's output.
 //
 // Rules (labels as printed):
 //   R0 one trace file per rank 0..N-1, no gaps, no rank twice (the rank is
