@@ -10,28 +10,16 @@
 #include <string_view>
 
 #include "gtest/gtest.h"
+#include "support/csv_sheets.h"
 #include "stg/models/csv_model.h"
 
 namespace stg::graph {
 namespace {
 
-const std::string kData = std::string(STG_TEST_DATA) + "/csv/";
-
-constexpr const char* kHeader =
-    "id,require_grads,x1,x2,op_type,op_attr,x1_shape,x1_hidden,x2_shape,x2_hidden,grad_of,"
-    "extra_attr\n";
-
-Graph parse(std::string_view text) { return parse_module_csv(text, "t.csv"); }
-
-// The message of the error parsing `text` raises.
-std::string error_of(std::string_view text) {
-  try {
-    parse(text);
-  } catch (const GraphError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+const std::string& kData = test::kCsvData;
+constexpr const char* kHeader = test::kCsvHeader;
+Graph parse(std::string_view text) { return test::parse_sheet(text); }
+std::string error_of(std::string_view text) { return test::sheet_error(text); }
 
 // A shape as printed, for comparisons with readable failures.
 std::string str(const std::optional<Shape>& shape) { return shape ? shape_str(*shape) : "(none)"; }

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "support/csv_sheets.h"
 #include "stg/graph/csv_module.h"
 #include "stg/mesh/mesh.h"
 #include "stg/models/gpt.h"
@@ -29,22 +30,10 @@
 namespace stg::graph {
 namespace {
 
-const std::string kData = std::string(STG_TEST_DATA) + "/csv/";
-
-constexpr const char* kHeader =
-    "id,require_grads,x1,x2,op_type,op_attr,x1_shape,x1_hidden,x2_shape,x2_hidden,grad_of,"
-    "extra_attr\n";
-
-Graph parse(std::string_view text) { return parse_module_csv(text, "t.csv"); }
-
-std::string error_of(std::string_view text) {
-  try {
-    parse(text);
-  } catch (const GraphError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+const std::string& kData = test::kCsvData;
+constexpr const char* kHeader = test::kCsvHeader;
+Graph parse(std::string_view text) { return test::parse_sheet(text); }
+std::string error_of(std::string_view text) { return test::sheet_error(text); }
 
 std::string str(const std::optional<Shape>& shape) {
   // shape_str prints an empty shape as "1": tell them apart.

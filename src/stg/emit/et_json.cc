@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "stg/emit/trace_writer.h"
+#include "stg/graph/op.h"
 
 namespace stg::emit::detail {
 namespace {
@@ -174,19 +175,7 @@ std::string_view node_type(NodeKind kind) {
   return "invalid_node";
 }
 
-std::string_view comm_type(CollType type) {
-  switch (type) {
-    case CollType::kAllReduce:
-      return "ALL_REDUCE";
-    case CollType::kAllGather:
-      return "ALL_GATHER";
-    case CollType::kReduceScatter:
-      return "REDUCE_SCATTER";
-    case CollType::kAllToAll:
-      return "ALL_TO_ALL";
-  }
-  return "INVALID_COMM";
-}
+std::string_view comm_type(CollType type) { return graph::coll_name(type); }
 
 void append_node(std::string& out, const LoweredNode& n, const RankBinding& rank) {
   out.append("{\"id\": ");

@@ -125,22 +125,21 @@ class StageLowering {
         n.inputs.push_back(origin_info(x.x1));
         break;
       case graph::Op::kSend:
+      case graph::Op::kRecv: {
+        const bool send = x.op == graph::Op::kSend;
         n.name = x.comm.label;
-        n.kind = NodeKind::kSend;
+        n.kind = send ? NodeKind::kSend : NodeKind::kRecv;
         n.comm_size = bytes(*x.x1_shape, tensor_named(x.x1));
         n.peer = x.comm.peer;
         n.tag = x.comm.tag;
-        n.inputs.push_back(info(x.x1));
+        if (send) {
+          n.inputs.push_back(info(x.x1));
+        } else {
+          n.y_tensor_size = n.comm_size;
+          n.outputs.push_back(info(x.x1, /*shadow=*/true));
+        }
         break;
-      case graph::Op::kRecv:
-        n.name = x.comm.label;
-        n.kind = NodeKind::kRecv;
-        n.comm_size = bytes(*x.x1_shape, tensor_named(x.x1));
-        n.y_tensor_size = n.comm_size;
-        n.peer = x.comm.peer;
-        n.tag = x.comm.tag;
-        n.outputs.push_back(info(x.x1, /*shadow=*/true));
-        break;
+      }
       default:
         lower_compute(t, n);
     }
