@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -953,6 +954,9 @@ Args gpt_args(const std::string& model, Args extra) {
 
 std::vector<BadCase> bad_cases() {
   return {
+      {"head not dividing dmodel",
+       gpt_args("gpt", {"--head", "12", "--dmodel", "1000"}),
+       {"--dmodel", "--head"}},
       {"kvhead not dividing head",
        gpt_args("llama", {"--head", "8", "--kvhead", "3"}),
        {"--kvhead", "--head"}},
@@ -1031,6 +1035,26 @@ TEST(FeaturesBadInput, BinaryExitsWithStatus2AndWritesNothing) {
           << "stderr does not name " << flag << ": " << r.err;
     EXPECT_FALSE(fs::exists(tmp.sub("out")));
   }
+}
+
+// A sheet whose row reads its input as a partial sum over an axis the
+// producer does not split: a usage error naming the file, row and column.
+TEST(FeaturesBadInput, SheetWithAnImpossibleTransitionNamesRowAndColumn) {
+  TempDir tmp;
+  const std::string sheet = tmp.sub("bad.csv");
+  {
+    std::ofstream out(sheet);
+    out << "id,require_grads,x1,x2,op_type,op_attr,x1_shape,x1_hidden,x2_shape,x2_hidden,grad_of\n"
+        << "x,N,,,T,,\"Batch, Seq\",1,,,\n"
+        << "y,N,x,,E,1,\"Batch, Seq\",1/tp,,,\n";
+  }
+  const RunResult r = run_stg({"--module_csv", sheet, "--dp", "2", "--tp", "2", "--batch", "8",
+                               "--seq", "8", "--output_dir", tmp.sub("out")},
+                              tmp.path());
+  EXPECT_EQ(r.status, 2) << r.err;
+  EXPECT_EQ(r.err.rfind("stg: error: --module_csv " + sheet + " row 3, column x1_hidden: ", 0), 0u)
+      << r.err;
+  EXPECT_FALSE(fs::exists(tmp.sub("out")));
 }
 
 }  // namespace

@@ -3,10 +3,44 @@
 #include <set>
 
 #include "stg/graph/op.h"
+#include "stg/graph/sharding.h"
 #include "stg/models/csv_model.h"
 #include "stg/models/flag_binding.h"
 
 namespace stg::models {
+namespace {
+
+// A row that reads an input in a sharding no collective can produce (e.g.
+// partial-sum over an axis its producer does not split) is the sheet's
+// mistake: name its row and column here, before the passes run.
+void check_transitions(const Workload& w, const std::string& path) {
+  graph::ShardingRule rule;
+  for (int a : w.mesh.active()) rule.axes.push_back({a, w.mesh.axis(a).symbol});
+  rule.degree_symbols = w.model.degree_symbols;
+  rule.claim = w.model.claim;
+  const graph::Graph& g = w.model.graph;
+  for (size_t i = 0; i < g.size(); ++i) {
+    const graph::Tensor& t = g[static_cast<int>(i)];
+    for (int operand : {1, 2}) {
+      const int in = operand == 1 ? t.x1 : t.x2;
+      if (in < 0) continue;
+      const graph::OpResult& from = g.result(in);
+      try {
+        graph::collectives_between(from.y_shape, from.y_hidden,
+                                   *(operand == 1 ? t.x1_shape : t.x2_shape),
+                                   *(operand == 1 ? t.x1_hidden : t.x2_hidden), rule);
+      } catch (const graph::GraphError& e) {
+        // Rows are numbered from 1 with the header; tensors keep sheet order.
+        throw UsageError("--module_csv " + path + " row " + std::to_string(i + 2) + ", column x" +
+                         std::to_string(operand) + "_hidden: " + t.id() + " reads " + g[in].id() +
+                         " as a partial sum it cannot be made into: " + e.what() +
+                         " (drop the axis from the hidden view or make the producer a partial sum)");
+      }
+    }
+  }
+}
+
+}  // namespace
 
 Workload csv_workload(const Options& o) {
   Workload w;
@@ -54,6 +88,7 @@ Workload csv_workload(const Options& o) {
   w.zero_stage = zero_stage(o);
   w.bindings = zero_bindings(w.zero_stage);
   w.mesh = make_mesh(w.model, {{"dp", o.dp}, {"tp", o.tp}, {"sp", o.sp}, {"ep", o.ep}}, o.pp);
+  check_transitions(w, o.module_csv);
   return w;
 }
 

@@ -57,6 +57,9 @@ Workload decoder_workload(const Options& o) {
                 ": with --tpsp 1 the sequence is split over both");
   require(v.at("Head") % tp == 0, "--head " + num(v.at("Head")) + " is not divisible by --tp " +
                                       num(tp) + ": every tensor-parallel rank needs whole heads");
+  require(v.at("Dmodel") % v.at("Head") == 0,
+          "--dmodel " + num(v.at("Dmodel")) + " is not divisible by --head " + num(v.at("Head")) +
+              ": every attention head needs a whole head dimension (--dmodel / --head)");
   if (llama || moe) {
     require(v.at("Head") % v.at("KVHead") == 0, "--kvhead " + num(v.at("KVHead")) +
                                                     " does not divide --head " + num(v.at("Head")) +
