@@ -52,7 +52,10 @@ std::string Expr::str() const {
   if (terms().empty()) return "0";
   if (terms().size() == 1) {
     const auto& [m, c] = *terms().begin();
-    return (c.num() < 0 ? "-" : "") + magnitude_str(m, c);
+    // Appended, not `"-" + string`: GCC 12 warns (-Wrestrict) on that form.
+    std::string text = c.num() < 0 ? "-" : "";
+    text += magnitude_str(m, c);
+    return text;
   }
   // Terms sorted by their unsigned text so the order does not depend on signs.
   std::vector<std::pair<std::string, bool>> parts;  // text, negative
