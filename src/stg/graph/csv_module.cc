@@ -16,6 +16,7 @@
 
 #include "stg/graph/comm.h"
 #include "stg/graph/op.h"
+#include "stg/util/graph_algo.h"
 
 namespace stg::graph {
 namespace {
@@ -816,19 +817,14 @@ class Reader {
   void infer_fields() {
     const int n = static_cast<int>(tensors_.size());
     std::vector<std::vector<int>> consumers(n);
-    std::vector<int> pending(n, 0);
     for (int i = 0; i < n; ++i)
-      for (int in : inputs(i)) {
-        consumers[in].push_back(i);
-        ++pending[i];
-      }
-    std::vector<int> order;
-    for (int i = 0; i < n; ++i)
-      if (pending[i] == 0) order.push_back(i);
-    for (size_t k = 0; k < order.size(); ++k)
-      for (int c : consumers[order[k]])
-        if (--pending[c] == 0) order.push_back(c);
-    if (static_cast<int>(order.size()) < n) report_cycle(pending);
+      for (int in : inputs(i)) consumers[in].push_back(i);
+    const std::vector<int> order = util::topological_order(consumers);
+    if (static_cast<int>(order.size()) < n) {
+      std::vector<bool> blocked(n, true);  // on or behind a cycle
+      for (int i : order) blocked[i] = false;
+      report_cycle(blocked);
+    }
     for (int i : order) {
       Tensor& t = tensors_[i];
       infer_extra_fields(t, tensors_);
@@ -847,18 +843,18 @@ class Reader {
     return in;
   }
 
-  // Every tensor left with pending inputs has one such input, so walking
-  // them from any of them closes a cycle.
-  [[noreturn]] void report_cycle(const std::vector<int>& pending) {
+  // Every tensor on or behind a cycle has such an input, so walking them
+  // from any of them closes a cycle.
+  [[noreturn]] void report_cycle(const std::vector<bool>& blocked) {
     int v = 0;
-    while (pending[v] == 0) ++v;
+    while (!blocked[v]) ++v;
     std::vector<int> walk;
     std::vector<int> seen_at(tensors_.size(), -1);
     while (seen_at[v] < 0) {
       seen_at[v] = static_cast<int>(walk.size());
       walk.push_back(v);
       for (int in : inputs(v))
-        if (pending[in] > 0) {
+        if (blocked[in]) {
           v = in;
           break;
         }
