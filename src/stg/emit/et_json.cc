@@ -1,7 +1,8 @@
 // JSON writer in the reference's layout (docs/facts.md §5.6): the text Python's
 // json.dump({"nodes": [...]}, f) produces with default arguments, i.e.
 // separators ", " and ": ", no indentation, no trailing newline, non-ASCII
-// escaped (ensure_ascii=True).
+// escaped (ensure_ascii=True). The layout has no inputs/outputs lists:
+// TraceDetail::kSim only shortens the names.
 //
 // Hand-formatted rather than built with nlohmann::json: nlohmann's compact
 // dump() writes "," and ":" without the spaces Python uses and cannot be
@@ -177,11 +178,12 @@ std::string_view node_type(NodeKind kind) {
 
 std::string_view comm_type(CollType type) { return graph::coll_name(type); }
 
-void append_node(std::string& out, const LoweredNode& n, const RankBinding& rank) {
+void append_node(std::string& out, const LoweredNode& n, const RankBinding& rank,
+                 TraceDetail detail) {
   out.append("{\"id\": ");
   append_int(out, n.id);
   append_key(out, "name");
-  append_json_string(out, n.name);
+  append_json_string(out, node_name(n, detail));
   append_key(out, "node_type");
   out.push_back('"');
   out.append(node_type(n.kind));
@@ -225,11 +227,12 @@ void append_node(std::string& out, const LoweredNode& n, const RankBinding& rank
 
 }  // namespace
 
-void append_trace_json(std::string& out, const StageGraph& stage, const RankBinding& rank) {
+void append_trace_json(std::string& out, const StageGraph& stage, const RankBinding& rank,
+                       TraceDetail detail) {
   out.append("{\"nodes\": [");
   for (size_t k = 0; k < stage.nodes.size(); ++k) {
     if (k != 0) out.append(", ");
-    append_node(out, stage.nodes[k], rank);
+    append_node(out, stage.nodes[k], rank, detail);
   }
   out.append("]}");
 }

@@ -1,7 +1,9 @@
 // Legacy Chakra v0.0.1 writer: a stream of flat proto2 Nodes, no header
-// message (docs/facts.md §5.5). Enum numbers differ from v0.0.4.
+// message (docs/facts.md §5.5). Enum numbers differ from v0.0.4. The format
+// has no inputs/outputs lists: TraceDetail::kSim only shortens the names.
 #include <algorithm>
 #include <string>
+#include <string_view>
 
 #include "et_def_v001.pb.h"
 #include "stg/emit/trace_writer.h"
@@ -54,9 +56,11 @@ void add_parents(pb::Node& out, const std::vector<uint64_t>& deps) {
   }
 }
 
-void fill_node(pb::Node& out, const LoweredNode& n, const RankBinding& rank) {
+void fill_node(pb::Node& out, const LoweredNode& n, const RankBinding& rank, TraceDetail detail) {
   out.set_id(n.id);
-  out.set_name(n.name);
+  // `name` is a required field: a short name is still written.
+  const std::string_view name = node_name(n, detail);
+  out.set_name(name.data(), name.size());
   out.set_node_type(node_type(n.kind));
   out.mutable_parent()->Reserve(static_cast<int>(n.data_deps.size() + n.ctrl_deps.size()));
   add_parents(out, n.data_deps);
@@ -90,11 +94,12 @@ void fill_node(pb::Node& out, const LoweredNode& n, const RankBinding& rank) {
 
 }  // namespace
 
-void append_trace_v001(std::string& out, const StageGraph& stage, const RankBinding& rank) {
+void append_trace_v001(std::string& out, const StageGraph& stage, const RankBinding& rank,
+                       TraceDetail detail) {
   pb::Node node;  // reused: Clear() keeps its allocations
   for (const LoweredNode& n : stage.nodes) {
     node.Clear();
-    fill_node(node, n, rank);
+    fill_node(node, n, rank, detail);
     append_delimited(out, node);
   }
 }

@@ -1,6 +1,8 @@
 // Chakra v0.0.4 writer: GlobalMetadata, then one Node per LoweredNode with
-// the attribute names, value types and order of docs/facts.md §5.3.
+// the attribute names, value types and order of docs/facts.md §5.3 (§5.9 for
+// TraceDetail::kSim: the same without inputs, outputs and op_type).
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "et_def_v004.pb.h"
@@ -60,25 +62,32 @@ void add_tensor_list(pb::Node& node, const char* name, const std::vector<TensorI
 
 }  // namespace
 
-void fill_node_v004(pb::Node& out, const LoweredNode& n, const RankBinding& rank) {
+int fill_node_v004(pb::Node& out, const LoweredNode& n, const RankBinding& rank,
+                   TraceDetail detail) {
+  const bool full = detail == TraceDetail::kFull;
   out.set_id(n.id);
-  out.set_name(n.name);
+  const std::string_view name = node_name(n, detail);
+  out.set_name(name.data(), name.size());
   out.set_type(node_type(n.kind));
   out.mutable_data_deps()->Add(n.data_deps.begin(), n.data_deps.end());
   out.mutable_ctrl_deps()->Add(n.ctrl_deps.begin(), n.ctrl_deps.end());
 
-  add_tensor_list(out, "inputs", n.inputs);
-  add_tensor_list(out, "outputs", n.outputs);
+  if (full) {
+    add_tensor_list(out, "inputs", n.inputs);
+    add_tensor_list(out, "outputs", n.outputs);
+  }
+  int var_attr = -1;
   switch (n.kind) {
     case NodeKind::kComp:
       add_attr(out, "num_ops")->set_int64_val(n.num_ops);
       add_attr(out, "tensor_size")->set_uint64_val(n.tensor_size);
-      add_attr(out, "op_type")->set_string_val(n.op_type);
+      if (full) add_attr(out, "op_type")->set_string_val(n.op_type);
       break;
     case NodeKind::kColl:
       add_attr(out, "comm_size")->set_int64_val(n.comm_size);
       // Explicit even for ALL_REDUCE (0): oneof members are always written.
       add_attr(out, "comm_type")->set_int64_val(comm_type(n.coll));
+      var_attr = out.attr_size();
       add_attr(out, "pg_name")->set_string_val(std::to_string(rank.group(n.axis)));
       add_attr(out, "is_cpu_op")->set_int32_val(0);
       break;
@@ -86,11 +95,13 @@ void fill_node_v004(pb::Node& out, const LoweredNode& n, const RankBinding& rank
     case NodeKind::kRecv:
       add_attr(out, "comm_size")->set_int64_val(n.comm_size);
       add_attr(out, "comm_tag")->set_int32_val(n.tag);
+      var_attr = out.attr_size();
       add_attr(out, n.kind == NodeKind::kSend ? "comm_dst" : "comm_src")
           ->set_int32_val(static_cast<int32_t>(rank.peer(n.peer)));
       add_attr(out, "is_cpu_op")->set_int32_val(0);
       break;
   }
+  return var_attr;
 }
 
 void append_metadata_v004(std::string& out) {
@@ -102,14 +113,15 @@ void append_metadata_v004(std::string& out) {
   append_delimited(out, meta);
 }
 
-void append_trace_v004(std::string& out, const StageGraph& stage, const RankBinding& rank) {
+void append_trace_v004(std::string& out, const StageGraph& stage, const RankBinding& rank,
+                       TraceDetail detail) {
   append_metadata_v004(out);
 
   // One message reused for all nodes: Clear() keeps its allocations.
   pb::Node node;
   for (const LoweredNode& n : stage.nodes) {
     node.Clear();
-    fill_node_v004(node, n, rank);
+    fill_node_v004(node, n, rank, detail);
     append_delimited(out, node);
   }
 }

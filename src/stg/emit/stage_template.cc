@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstring>
+#include <vector>
 
 #include "et_def_v004.pb.h"
 #include "stg/emit/trace_writer.h"
@@ -12,15 +13,16 @@ namespace stg::emit {
 namespace pb = ChakraProtoMsg;
 
 namespace detail {
-void fill_node_v004(pb::Node& out, const LoweredNode& n, const RankBinding& rank);
+// et_v004.cc: fills `out` and returns the index of the rank-dependent
+// attribute in its attr list (-1 for a compute node). The index depends on
+// the detail level (full: after inputs and outputs), hence it is asked for
+// rather than assumed.
+int fill_node_v004(pb::Node& out, const LoweredNode& n, const RankBinding& rank,
+                   TraceDetail detail);
 void append_metadata_v004(std::string& out);
 }  // namespace detail
 
 namespace {
-
-// Index of the rank-dependent attribute in the node's attr list (the order
-// of et_v004.cc: inputs, outputs, comm_size, comm_type|comm_tag, <var>, ...).
-constexpr int kVarAttr = 4;
 
 // Protobuf wire tags used to encode the variable attribute by hand.
 constexpr uint8_t kNodeAttrTag = (10 << 3) | 2;     // Node.attr, length-delimited
@@ -37,11 +39,15 @@ char* put_varint(char* p, uint64_t v) {
   return p;
 }
 
+char* put_bytes(char* p, const char* src, size_t n) {
+  std::memcpy(p, src, n);
+  return p + n;
+}
+
 }  // namespace
 
-StageTemplate::StageTemplate(const StageGraph& stage) {
-  detail::append_metadata_v004(metadata_);
-  fixed_bytes_ = metadata_.size();
+StageTemplate::StageTemplate(const StageGraph& stage, TraceDetail detail) {
+  detail::append_metadata_v004(blob_);
   // A binding whose values do not matter (the variable attribute is cut
   // out) but that knows every group and peer the nodes name.
   RankBinding dummy;
@@ -60,77 +66,110 @@ StageTemplate::StageTemplate(const StageGraph& stage) {
   dummy.degree.assign(axes, 1);
   dummy.stride.assign(axes, 1);
   dummy.rank_on_stage.assign(stages, 0);
-  pb::Node node;
-  pieces_.reserve(stage.nodes.size());
+  pb::Node node, tail;
+  std::string bytes;
   for (const LoweredNode& n : stage.nodes) {
     node.Clear();
-    detail::fill_node_v004(node, n, dummy);
-    Piece piece;
-    if (n.kind == NodeKind::kComp) {
-      node.SerializeToString(&piece.head);
-    } else {
-      piece.var = n.kind == NodeKind::kColl   ? Var::kPgName
-                  : n.kind == NodeKind::kSend ? Var::kCommDst
-                                              : Var::kCommSrc;
-      piece.axis = static_cast<int>(n.axis);
-      piece.peer = n.peer;
-      pb::Node tail;
-      for (int i = kVarAttr + 1; i < node.attr_size(); ++i) *tail.add_attr() = node.attr(i);
-      node.mutable_attr()->DeleteSubrange(kVarAttr, node.attr_size() - kVarAttr);
-      node.SerializeToString(&piece.head);
-      tail.SerializeToString(&piece.tail);
+    const int var_attr = detail::fill_node_v004(node, n, dummy, detail);
+    if (var_attr < 0) {
+      detail::append_delimited(blob_, node);
+      continue;
     }
-    fixed_bytes_ += piece.head.size() + piece.tail.size() + 10;
-    pieces_.push_back(std::move(piece));
+    VarKey key;
+    if (n.kind == NodeKind::kColl) {
+      key.var = VarKey::Var::kPgName;
+      key.axis = n.axis;
+    } else {
+      key.var = n.kind == NodeKind::kSend ? VarKey::Var::kCommDst : VarKey::Var::kCommSrc;
+      key.peer = n.peer;
+    }
+    VarNode v;
+    v.key = static_cast<uint32_t>(std::find(keys_.begin(), keys_.end(), key) - keys_.begin());
+    if (v.key == keys_.size()) keys_.push_back(key);
+    // Attributes are field 10, written after every other field, so the
+    // node's bytes split at the variable attribute into the node without
+    // it and the following attributes (serialised as a Node of only those).
+    tail.Clear();
+    for (int i = var_attr + 1; i < node.attr_size(); ++i) *tail.add_attr() = node.attr(i);
+    node.mutable_attr()->DeleteSubrange(var_attr, node.attr_size() - var_attr);
+    v.head = blob_.size();
+    bytes.clear();
+    node.SerializeToString(&bytes);
+    v.head_size = static_cast<uint32_t>(bytes.size());
+    blob_ += bytes;
+    bytes.clear();
+    tail.SerializeToString(&bytes);
+    v.tail_size = static_cast<uint32_t>(bytes.size());
+    blob_ += bytes;
+    vars_.push_back(v);
   }
 }
 
 void StageTemplate::append_rank(std::string& out, const RankBinding& rank) const {
-  out.reserve(out.size() + size_hint());
-  out += metadata_;
-  char var[64];
-  for (const Piece& piece : pieces_) {
-    size_t var_size = 0;
-    if (piece.var != Var::kNone) {
-      // AttributeProto bytes: name, then the value.
-      char attr[48];
-      char* p = attr;
-      const bool is_group = piece.var == Var::kPgName;
-      const char* name = is_group                     ? "pg_name"
-                         : piece.var == Var::kCommDst ? "comm_dst"
-                                                      : "comm_src";
-      const size_t name_len = std::strlen(name);
-      *p++ = static_cast<char>(kAttrNameTag);
-      p = put_varint(p, name_len);
-      std::memcpy(p, name, name_len);
-      p += name_len;
-      if (is_group) {
-        char digits[24];
-        auto [end, ec] = std::to_chars(digits, digits + sizeof digits, rank.group(piece.axis));
-        p = put_varint(p, kAttrStringTag);
-        p = put_varint(p, static_cast<uint64_t>(end - digits));
-        std::memcpy(p, digits, end - digits);
-        p += end - digits;
-      } else {
-        *p++ = static_cast<char>(kAttrInt32Tag);
-        // int32 values are sign-extended to 64 bits on the wire.
-        const auto peer = static_cast<int32_t>(rank.peer(piece.peer));
-        p = put_varint(p, static_cast<uint64_t>(static_cast<int64_t>(peer)));
-      }
-      const size_t attr_size = static_cast<size_t>(p - attr);
-      char* q = var;
-      *q++ = static_cast<char>(kNodeAttrTag);
-      q = put_varint(q, attr_size);
-      std::memcpy(q, attr, attr_size);
-      var_size = static_cast<size_t>(q - var) + attr_size;
-    }
-    const size_t total = piece.head.size() + var_size + piece.tail.size();
-    char prefix[10];
-    out.append(prefix, put_varint(prefix, total) - prefix);
-    out += piece.head;
-    out.append(var, var_size);
-    out += piece.tail;
+  const size_t start = out.size();
+  out.resize(start + size_hint());
+  char* p = out.data() + start;
+  const char* blob = blob_.data();
+  size_t pos = 0;  // blob_ bytes copied so far
+  try {
+    p = append_vars(p, rank, pos);
+  } catch (...) {
+    out.resize(start);  // a group or peer the binding lacks: leave `out` as it was
+    throw;
   }
+  p = put_bytes(p, blob + pos, blob_.size() - pos);
+  out.resize(static_cast<size_t>(p - out.data()));
+}
+
+char* StageTemplate::append_vars(char* p, const RankBinding& rank, size_t& pos) const {
+  // This rank's variable attributes, each encoded once: Node.attr tag,
+  // length, then the AttributeProto (name, value).
+  struct Encoded {
+    char bytes[40];
+    uint32_t size;
+  };
+  std::vector<Encoded> encoded(keys_.size());
+  for (size_t k = 0; k < keys_.size(); ++k) {
+    const VarKey& key = keys_[k];
+    char attr[36];
+    char* a = attr;
+    const bool is_group = key.var == VarKey::Var::kPgName;
+    const char* name = is_group                           ? "pg_name"
+                       : key.var == VarKey::Var::kCommDst ? "comm_dst"
+                                                          : "comm_src";
+    const size_t name_len = is_group ? 7 : 8;
+    *a++ = static_cast<char>(kAttrNameTag);
+    a = put_varint(a, name_len);
+    a = put_bytes(a, name, name_len);
+    if (is_group) {
+      char digits[20];
+      auto [end, ec] = std::to_chars(digits, digits + sizeof digits, rank.group(key.axis));
+      a = put_varint(a, kAttrStringTag);
+      a = put_varint(a, static_cast<uint64_t>(end - digits));
+      a = put_bytes(a, digits, static_cast<size_t>(end - digits));
+    } else {
+      *a++ = static_cast<char>(kAttrInt32Tag);
+      // int32 values are sign-extended to 64 bits on the wire.
+      const auto peer = static_cast<int32_t>(rank.peer(key.peer));
+      a = put_varint(a, static_cast<uint64_t>(static_cast<int64_t>(peer)));
+    }
+    char* e = encoded[k].bytes;
+    *e++ = static_cast<char>(kNodeAttrTag);
+    e = put_varint(e, static_cast<uint64_t>(a - attr));
+    e = put_bytes(e, attr, static_cast<size_t>(a - attr));
+    encoded[k].size = static_cast<uint32_t>(e - encoded[k].bytes);
+  }
+
+  const char* blob = blob_.data();
+  for (const VarNode& v : vars_) {
+    const Encoded& var = encoded[v.key];
+    p = put_bytes(p, blob + pos, v.head - pos);
+    p = put_varint(p, uint64_t{v.head_size} + var.size + v.tail_size);
+    p = put_bytes(p, blob + v.head, v.head_size);
+    p = put_bytes(p, var.bytes, var.size);
+    pos = v.head + v.head_size;
+  }
+  return p;
 }
 
 }  // namespace stg::emit

@@ -1,40 +1,64 @@
 // Chakra v0.0.4 traces of one pipeline stage, serialised once.
 //
 // All ranks of a stage write the same nodes except for one attribute per
-// communication node: the collective's `pg_name` or the send/recv peer. Each
-// node is kept as the bytes before and after that attribute; writing a rank
-// encodes just the rank's attribute and splices it in. The result is
-// byte-identical to serialising every node with libprotobuf (append_trace).
+// communication node: the collective's `pg_name` or the send/recv peer. The
+// template keeps the stage's file as one byte string in file order: the
+// framed metadata and compute nodes as they are, and for each communication
+// node the bytes before and after that attribute. Writing a rank copies the
+// fixed runs and, per communication node, encodes the rank's attribute and
+// the node's length prefix. The result is byte-identical to serialising
+// every node with libprotobuf (append_trace with the same TraceDetail).
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
+#include "stg/emit/schema.h"
 #include "stg/lower/stage_graph.h"
 
 namespace stg::emit {
 
 class StageTemplate {
  public:
-  explicit StageTemplate(const StageGraph& stage);
+  explicit StageTemplate(const StageGraph& stage, TraceDetail detail = TraceDetail::kFull);
 
   // Appends the complete trace file of `rank` (which must be on this stage).
   void append_rank(std::string& out, const RankBinding& rank) const;
   // Upper bound of a rank's file size, for reserving buffers.
-  size_t size_hint() const { return fixed_bytes_ + 32 * pieces_.size(); }
+  size_t size_hint() const { return blob_.size() + kMaxVarBytes * vars_.size(); }
 
  private:
-  enum class Var { kNone, kPgName, kCommDst, kCommSrc };
-  struct Piece {
-    std::string head;  // fields 1..9 and the attributes before the variable one
-    std::string tail;  // the attributes after it
-    Var var = Var::kNone;
+  // Per communication node: its length prefix (<= 10 bytes) and the variable
+  // attribute (<= 35 bytes: tags, lengths, an 8-byte name and a 20-character
+  // group id or a 10-byte int32).
+  static constexpr size_t kMaxVarBytes = 64;
+  // What a communication node's variable attribute holds. A stage has few
+  // distinct ones (a group per mesh axis, a peer per direction); each rank
+  // encodes each of them once.
+  struct VarKey {
+    enum class Var : uint8_t { kPgName, kCommDst, kCommSrc };
+    Var var = Var::kPgName;
     int axis = 0;     // kPgName: which group id
     mesh::Peer peer;  // kCommDst/kCommSrc
+    bool operator==(const VarKey&) const = default;
   };
-  std::string metadata_;  // the framed GlobalMetadata
-  std::vector<Piece> pieces_;
-  size_t fixed_bytes_ = 0;
+  struct VarNode {
+    size_t head = 0;         // offset in blob_ of the node's bytes before the attribute
+    uint32_t head_size = 0;  // fields 1..5 and the attributes before the variable one
+    uint32_t tail_size = 0;  // the attributes after it; they follow the head in blob_
+    uint32_t key = 0;        // index into keys_
+  };
+  // Metadata, framed compute nodes, heads and tails of the communication
+  // nodes, in file order; what lies between two heads is copied verbatim.
+  std::string blob_;
+  std::vector<VarNode> vars_;
+  std::vector<VarKey> keys_;
+
+  // Writes everything up to the last communication node's head and
+  // attribute at `p`; `pos` is set to the blob_ offset copied up to.
+  char* append_vars(char* p, const RankBinding& rank, size_t& pos) const;
 };
 
 }  // namespace stg::emit

@@ -6,20 +6,45 @@
 
 namespace stg::emit {
 
-void append_trace(std::string& out, const StageGraph& stage, const RankBinding& rank,
-                  Schema schema) {
+void append_trace(std::string& out, const StageGraph& stage, const RankBinding& rank, Schema schema,
+                  TraceDetail detail) {
   switch (schema) {
     case Schema::kV004:
-      detail::append_trace_v004(out, stage, rank);
+      detail::append_trace_v004(out, stage, rank, detail);
       return;
     case Schema::kV001:
-      detail::append_trace_v001(out, stage, rank);
+      detail::append_trace_v001(out, stage, rank, detail);
       return;
     case Schema::kJson:
-      detail::append_trace_json(out, stage, rank);
+      detail::append_trace_json(out, stage, rank, detail);
       return;
   }
   throw std::invalid_argument("append_trace: unknown schema");
+}
+
+std::string_view node_name(const LoweredNode& n, TraceDetail detail) {
+  if (detail == TraceDetail::kFull) return n.name;
+  switch (n.kind) {
+    case NodeKind::kComp:
+      return n.op_type;
+    case NodeKind::kColl:
+      switch (n.coll) {
+        case CollType::kAllReduce:
+          return "AR";
+        case CollType::kAllGather:
+          return "AG";
+        case CollType::kReduceScatter:
+          return "RS";
+        case CollType::kAllToAll:
+          return "A2A";
+      }
+      break;
+    case NodeKind::kSend:
+      return "SEND";
+    case NodeKind::kRecv:
+      return "RECV";
+  }
+  return "";
 }
 
 namespace detail {
