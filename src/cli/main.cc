@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <optional>
 #include <string>
 
 #include "progress_bar.h"
 #include "stg/generate.h"
+#include "stg/io/cancel.h"
 #include "stg/io/output_files.h"
 #include "stg/models/hf_config.h"
 #include "stg/models/presets.h"
@@ -33,6 +35,38 @@ int fail(const std::string& message) {
 }
 
 void note(const std::string& message) { std::fprintf(stderr, "stg: note: %s\n", message.c_str()); }
+
+extern "C" void on_stop_signal(int signal) { stg::io::request_stop(signal); }
+
+// While a run is generated, SIGINT, SIGTERM and SIGHUP only ask it to stop
+// (the library then removes its staging directory and throws
+// io::Interrupted), and SIGXFSZ is ignored, so that a file-size limit is a
+// write error (EFBIG) rather than a kill. A signal the shell made us ignore
+// (nohup, background jobs) stays ignored. The handlers go when the run ends.
+class StopSignals {
+ public:
+  StopSignals() {
+    std::signal(SIGXFSZ, SIG_IGN);
+    struct sigaction ask = {};
+    ask.sa_handler = on_stop_signal;
+    sigemptyset(&ask.sa_mask);
+    ask.sa_flags = SA_RESTART;
+    for (size_t i = 0; i < kCount; ++i) {
+      sigaction(kSignals[i], nullptr, &old_[i]);
+      if (old_[i].sa_handler != SIG_IGN) sigaction(kSignals[i], &ask, nullptr);
+    }
+  }
+  ~StopSignals() {
+    for (size_t i = 0; i < kCount; ++i) sigaction(kSignals[i], &old_[i], nullptr);
+  }
+  StopSignals(const StopSignals&) = delete;
+  StopSignals& operator=(const StopSignals&) = delete;
+
+ private:
+  static constexpr int kSignals[] = {SIGINT, SIGTERM, SIGHUP};
+  static constexpr size_t kCount = sizeof(kSignals) / sizeof(kSignals[0]);
+  struct sigaction old_[kCount] = {};
+};
 
 }  // namespace
 
@@ -158,9 +192,17 @@ int generate_main(int argc, char** argv) {
     const auto start = std::chrono::steady_clock::now();
     stg::RunSummary s;
     {
+      const StopSignals stop_signals;
       std::optional<cli::ProgressBar> bar;
       if (!quiet) bar.emplace();
       s = stg::generate(o, bar ? &*bar : nullptr);
+    }
+    // A signal that came while the files were being moved into place: the
+    // run is complete, but the caller asked us to stop.
+    if (const int sig = stg::io::stop_signal.load()) {
+      std::fprintf(stderr, "stg: error: interrupted by %s after the run was complete in %s\n",
+                   stg::io::signal_name(sig).c_str(), o.output_dir.c_str());
+      return 128 + sig;
     }
     for (const std::string& n : s.notes) note(n);
     const double seconds =
@@ -175,7 +217,12 @@ int generate_main(int argc, char** argv) {
     return 0;
   } catch (const stg::UsageError& e) {
     return fail(e.what());
+  } catch (const stg::io::Interrupted& e) {
+    // "interrupted by SIGTERM: nothing was written to DIR"; 128 + signal, as shells report it.
+    std::fprintf(stderr, "stg: error: %s\n", e.what());
+    return 128 + e.signal();
   } catch (const stg::io::OutputError& e) {
+    // "cannot write 'DIR/workload.3.et': No space left on device: nothing was written to DIR"
     std::fprintf(stderr, "stg: error: %s\n", e.what());
     return 1;
   } catch (const std::exception& e) {

@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 #include <thread>
 #include <utility>
 
 #include "stg/emit/stage_template.h"
 #include "stg/emit/trace_writer.h"
 #include "stg/graph/csv_writer.h"
+#include "stg/io/cancel.h"
 #include "stg/io/output_files.h"
 #include "stg/mesh/rank_layout.h"
 #include "stg/models/registry.h"
@@ -155,6 +157,7 @@ std::vector<StageGraph> lower_stages(const graph::Graph& g, const models::Worklo
   g.evaluate_all();
   std::vector<StageGraph> stages(pp);
   util::parallel_for(0, pp, threads, [&](int64_t s) {
+    io::throw_if_stopped();  // a stop request (io/cancel.h) is honoured between stages
     stages[s] = lower::lower_stage(g, members[s], static_cast<int>(s), w.values, options);
   });
   return stages;
@@ -187,6 +190,10 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
                                              " (see --print_passes)");
   const int threads = thread_count(o);
 
+  // Nothing is written before the staging directory exists (files.prepare());
+  // a stop request (io/cancel.h) is honoured between passes, between stages
+  // and while writing.
+  io::OutputFiles files(out.dir);
   std::string dump;
   std::vector<StageGraph> stages;
   graph::Graph g = std::move(w.model.graph);
@@ -196,16 +203,20 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
     pipeline.run(g, analyses, [&](std::string_view pass, const graph::Graph& after) {
       if (pass == o.dump_after) dump = graph::write_module_csv(after);
       listen.advance(1, 0);
+      io::throw_if_stopped();
     });
     listen.phase("lowering", w.mesh.stages(), "stages");
     stages = lower_stages(g, w, lo, threads);
+    io::throw_if_stopped();
   } catch (const expr::SizeError& e) {
     throw UsageError(e.what());
+  } catch (io::OutputError& e) {
+    e.append(files.abort());
+    throw;
   }
 
   const mesh::RankLayout layout(w.mesh);
   const auto [first_rank, last_rank] = rank_range(o, layout.num_ranks());
-  io::OutputFiles files(out.dir);
   try {
     files.prepare();
   } catch (const io::OutputError& e) {
@@ -226,33 +237,46 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   summary.ranks = layout.num_ranks();
   summary.comm_group_path = out.comm_group_name;
   const std::string groups = layout.comm_group_json();
-  files.write(out.comm_group_name, groups);
   std::atomic<int64_t> bytes{static_cast<int64_t>(groups.size())}, nodes{0};
-  if (!o.dump_after.empty()) {
-    files.write(o.dump_after + ".csv", dump);
-    bytes += static_cast<int64_t>(dump.size());
-  }
-  // v0.0.4: each stage serialised once, ranks only splice in their values.
-  std::vector<emit::StageTemplate> templates;
-  if (o.schema == emit::Schema::kV004)
-    for (const StageGraph& stage : stages) templates.emplace_back(stage);
-  listen.phase("writing", last_rank - first_rank + 1, "ranks");
-  util::parallel_for(first_rank, last_rank + 1, threads, [&](int64_t rank) {
-    const mesh::RankBinding binding = layout.binding(rank);
-    const int stage_index = static_cast<int>(layout.coords_of(rank).stage);
-    const StageGraph& stage = stages[stage_index];
-    std::string content;
-    if (templates.empty()) {
-      emit::append_trace(content, stage, binding, o.schema);
-    } else {
-      templates[stage_index].append_rank(content, binding);
+  // Every file goes to the staging directory; commit() moves them into place.
+  // On an error or a stop request abort() removes the staging directory and
+  // the message says what that left ("...: nothing was written to DIR").
+  try {
+    files.write(out.comm_group_name, groups);
+    if (!o.dump_after.empty()) {
+      files.write(o.dump_after + ".csv", dump);
+      bytes += static_cast<int64_t>(dump.size());
     }
-    files.write(io::expand_rank(out.rank_pattern, rank), content);
-    bytes += static_cast<int64_t>(content.size());
-    nodes += static_cast<int64_t>(stage.nodes.size());
-    listen.advance(1, static_cast<int64_t>(content.size()));
-  });
-  files.commit();
+    // v0.0.4: each stage serialised once, ranks only splice in their values.
+    std::vector<emit::StageTemplate> templates;
+    if (o.schema == emit::Schema::kV004)
+      for (const StageGraph& stage : stages) templates.emplace_back(stage);
+    listen.phase("writing", last_rank - first_rank + 1, "ranks");
+    util::parallel_for(first_rank, last_rank + 1, threads, [&](int64_t rank) {
+      const mesh::RankBinding binding = layout.binding(rank);
+      const int stage_index = static_cast<int>(layout.coords_of(rank).stage);
+      const StageGraph& stage = stages[stage_index];
+      std::string content;
+      if (templates.empty()) {
+        emit::append_trace(content, stage, binding, o.schema);
+      } else {
+        templates[stage_index].append_rank(content, binding);
+      }
+      files.write(io::expand_rank(out.rank_pattern, rank), content);
+      bytes += static_cast<int64_t>(content.size());
+      nodes += static_cast<int64_t>(stage.nodes.size());
+      listen.advance(1, static_cast<int64_t>(content.size()));
+    });
+    // A run of every rank replaces an earlier run: its rank files beyond
+    // this run's ranks are stale. A --ranks part leaves other ranks' files.
+    std::optional<io::RankFiles> stale;
+    if (first_rank == 0 && last_rank == layout.num_ranks() - 1)
+      stale = io::RankFiles{out.rank_pattern, layout.num_ranks()};
+    files.commit(stale);
+  } catch (io::OutputError& e) {
+    e.append(files.abort());
+    throw;
+  }
   summary.files = last_rank - first_rank + 2 + (o.dump_after.empty() ? 0 : 1);
   summary.bytes = bytes;
   summary.nodes = nodes;

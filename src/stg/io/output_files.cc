@@ -1,18 +1,64 @@
 #include "stg/io/output_files.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
+#include <algorithm>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
-#include <exception>
 #include <filesystem>
-#include <thread>
+#include <stdexcept>
+#include <system_error>
+#include <utility>
+
+#include "stg/io/cancel.h"
 
 namespace stg::io {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// Files are written in chunks of this size; a stop request is seen between
+// chunks.
+constexpr size_t kChunk = size_t{1} << 20;
+
+// strerror for `err`, safe in the writer threads.
+std::string reason(int err) {
+  char buf[256] = {};
+#if defined(__GLIBC__) && defined(_GNU_SOURCE)
+  return strerror_r(err, buf, sizeof buf);
+#else
+  return strerror_r(err, buf, sizeof buf) == 0 ? std::string(buf) : "error " + std::to_string(err);
+#endif
+}
+
+// The text before and after the "%d" of `pattern`, with "%%" turned into
+// "%"; nothing when `pattern` has no "%d".
+std::optional<std::pair<std::string, std::string>> split_pattern(const std::string& pattern) {
+  std::string before, after;
+  bool seen = false;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    if (pattern[i] == '%' && i + 1 < pattern.size()) {
+      if (pattern[i + 1] == '%') {
+        (seen ? after : before) += '%';
+        ++i;
+        continue;
+      }
+      if (pattern[i + 1] == 'd' && !seen) {
+        seen = true;
+        ++i;
+        continue;
+      }
+    }
+    (seen ? after : before) += pattern[i];
+  }
+  if (!seen) return std::nullopt;
+  return std::pair{std::move(before), std::move(after)};
+}
+
+}  // namespace
 
 void check_rank_pattern(const std::string& pattern) {
   int ranks = 0;
@@ -51,45 +97,169 @@ std::string expand_rank(const std::string& pattern, int64_t rank) {
   return out;
 }
 
+std::optional<int64_t> match_rank(const std::string& pattern, const std::string& name) {
+  const auto parts = split_pattern(pattern);
+  if (!parts) return std::nullopt;
+  const auto& [before, after] = *parts;
+  if (name.size() <= before.size() + after.size()) return std::nullopt;
+  if (name.compare(0, before.size(), before) != 0) return std::nullopt;
+  if (name.compare(name.size() - after.size(), after.size(), after) != 0) return std::nullopt;
+  const std::string digits = name.substr(before.size(), name.size() - before.size() - after.size());
+  // %d writes no sign and no leading zero; 18 digits always fit in int64_t.
+  if (digits.size() > 18 || (digits.size() > 1 && digits[0] == '0')) return std::nullopt;
+  int64_t rank = 0;
+  for (char c : digits) {
+    if (c < '0' || c > '9') return std::nullopt;
+    rank = rank * 10 + (c - '0');
+  }
+  return rank;
+}
+
 OutputFiles::OutputFiles(std::string dir) : dir_(std::move(dir)) {}
 
 OutputFiles::~OutputFiles() {
   if (committed_) return;
-  std::error_code ec;
-  for (const std::string& path : written_) fs::remove(path, ec);
+  try {
+    abort();
+  } catch (...) {
+  }
+}
+
+std::string OutputFiles::target(const std::string& name) const {
+  return (fs::path(dir_.empty() ? "." : dir_) / name).string();
 }
 
 void OutputFiles::prepare() {
+  const fs::path dir = dir_.empty() ? "." : dir_;
+  // Remember which directories are new, to remove them again on abort().
+  fs::path p = dir.lexically_normal();
+  if (!p.has_filename() && p.has_parent_path()) p = p.parent_path();  // "out/" -> "out"
   std::error_code ec;
-  fs::create_directories(dir_.empty() ? "." : dir_, ec);
+  while (!p.empty() && !fs::exists(fs::symlink_status(p, ec))) {
+    created_.push_back(p.string());
+    const fs::path parent = p.parent_path();
+    if (parent == p) break;
+    p = parent;
+  }
+  fs::create_directories(dir, ec);
   if (ec) throw OutputError("cannot create directory '" + dir_ + "': " + ec.message());
-  const std::string probe = (fs::path(dir_.empty() ? "." : dir_) / ".stg_write_probe").string();
-  FILE* f = std::fopen(probe.c_str(), "wb");
-  if (!f) throw OutputError("cannot write in '" + dir_ + "': " + std::strerror(errno));
-  std::fclose(f);
-  fs::remove(probe, ec);
+  std::string staging = (dir / (".stg-staging-" + std::to_string(::getpid()) + "-XXXXXX")).string();
+  if (!::mkdtemp(staging.data()))
+    throw OutputError("cannot write in '" + dir_ + "': " + reason(errno));
+  staging_ = std::move(staging);
 }
 
 void OutputFiles::write(const std::string& name, const std::string& content) {
-  const std::string path = (fs::path(dir_.empty() ? "." : dir_) / name).string();
-  const std::string tmp = path + ".tmp" + std::to_string(::getpid());
-  size_t slot;
+  throw_if_stopped();
+  if (staging_.empty()) throw std::logic_error("OutputFiles::write before prepare()");
+  std::string staged;
   {
     std::lock_guard lock(mutex_);
-    slot = written_.size();
-    written_.push_back(tmp);
+    auto [it, added] = slots_.try_emplace(name, names_.size());
+    if (added) names_.push_back(name);
+    staged = staging_ + "/" + std::to_string(it->second);
   }
-  FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw OutputError("cannot create '" + tmp + "': " + std::strerror(errno));
-  const size_t n = std::fwrite(content.data(), 1, content.size(), f);
-  const bool flushed = std::fflush(f) == 0;
-  const bool closed = std::fclose(f) == 0;
-  if (n != content.size() || !flushed || !closed)
-    throw OutputError("cannot write '" + path + "': " + std::strerror(errno));
-  if (std::rename(tmp.c_str(), path.c_str()) != 0)
-    throw OutputError("cannot rename to '" + path + "': " + std::strerror(errno));
-  std::lock_guard lock(mutex_);
-  written_[slot] = path;
+  // A failure while a stop was asked for (EINTR, ...) is reported as the stop.
+  auto fail = [&](const std::string& what, int err) {
+    throw_if_stopped();
+    throw OutputError("cannot " + what + " '" + target(name) + "': " + reason(err));
+  };
+  const int fd = ::open(staged.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) fail("create", errno);
+  size_t done = 0;
+  while (done < content.size()) {
+    if (stop_signal.load(std::memory_order_relaxed)) {
+      ::close(fd);
+      throw_if_stopped();
+    }
+    const ssize_t n = ::write(fd, content.data() + done, std::min(kChunk, content.size() - done));
+    if (n > 0) {
+      done += static_cast<size_t>(n);
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      const int err = n < 0 ? errno : EIO;
+      ::close(fd);
+      fail("write", err);
+    }
+  }
+  if (::close(fd) != 0) fail("write", errno);
+}
+
+void OutputFiles::commit(const std::optional<RankFiles>& stale) {
+  if (staging_.empty()) throw std::logic_error("OutputFiles::commit before prepare()");
+  throw_if_stopped();  // the last moment at which stopping leaves nothing behind
+  const std::string shown = dir_.empty() ? "." : dir_;
+  // What can be foreseen to fail is checked before anything moves.
+  for (const std::string& name : names_) {
+    const fs::path to = target(name);
+    std::error_code ec;
+    if (fs::is_directory(fs::symlink_status(to, ec)))
+      throw OutputError("cannot move '" + to.string() + "' into place: a directory has that name");
+    const fs::path parent = to.has_parent_path() ? to.parent_path() : fs::path(".");
+    if (!fs::is_directory(fs::status(parent, ec)))
+      throw OutputError("cannot move '" + to.string() +
+                        "' into place: its directory does not exist");
+  }
+  for (size_t i = 0; i < names_.size(); ++i) {
+    const std::string staged = staging_ + "/" + std::to_string(i);
+    const std::string to = target(names_[i]);
+    if (::rename(staged.c_str(), to.c_str()) != 0)
+      throw OutputError("cannot move '" + to + "' into place: " + reason(errno));
+    ++moved_;
+  }
+  committed_ = true;
+  const std::string staging = std::exchange(staging_, std::string());
+  created_.clear();
+  if (::rmdir(staging.c_str()) != 0)
+    throw OutputError("the files are in place in " + shown + ", but the staging directory '" +
+                      staging + "' could not be removed: " + reason(errno));
+  if (!stale) return;
+
+  // Stale rank files: in the directory the pattern names, files it gives for
+  // ranks >= count (a "%d" in a directory part: nothing to look for).
+  const auto parts = split_pattern(stale->pattern);
+  if (!parts || parts->second.find('/') != std::string::npos) return;
+  const size_t slash = parts->first.rfind('/');
+  const std::string sub = slash == std::string::npos ? "" : parts->first.substr(0, slash + 1);
+  const fs::path where = fs::path(target(sub));
+  std::vector<std::string> doomed;
+  std::error_code ec;
+  for (fs::directory_iterator it(where, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = sub + it->path().filename().string();
+    if (slots_.count(name)) continue;
+    const auto rank = match_rank(stale->pattern, name);
+    if (!rank || *rank < stale->count) continue;
+    std::error_code type_ec;
+    if (it->symlink_status(type_ec).type() == fs::file_type::regular) doomed.push_back(name);
+  }
+  if (ec)
+    throw OutputError("the files are in place in " + shown + ", but '" + where.string() +
+                      "' could not be searched for stale rank files: " + ec.message());
+  std::sort(doomed.begin(), doomed.end());
+  for (const std::string& name : doomed)
+    if (::unlink(target(name).c_str()) != 0 && errno != ENOENT)
+      throw OutputError("the files are in place in " + shown + ", but the stale rank file '" +
+                        target(name) + "' could not be removed: " + reason(errno));
+}
+
+std::string OutputFiles::abort() {
+  if (committed_) return "";
+  const std::string shown = dir_.empty() ? "." : dir_;
+  if (!staging_.empty()) {
+    std::error_code ec;
+    fs::remove_all(staging_, ec);
+    if (ec)
+      return ": the unfinished files are left in '" + staging_ + "' (" + ec.message() +
+             "); nothing else was written to " + shown;
+    staging_.clear();
+  }
+  for (const std::string& dir : created_) ::rmdir(dir.c_str());  // only if empty
+  created_.clear();
+  if (moved_ > 0)
+    return ": " + std::to_string(moved_) + " of " + std::to_string(names_.size()) +
+           " files had already been moved into " + shown;
+  return ": nothing was written to " + shown;
 }
 
 }  // namespace stg::io
