@@ -5,8 +5,10 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
+#include <tuple>
 
 #include "progress_bar.h"
 #include "stg/generate.h"
@@ -96,6 +98,7 @@ int generate_main(int argc, char** argv) {
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   std::string weight_sharded, tpsp, recompute, mixed, vram;
   std::string model_type, schema, schedule, units, dtype;
+  std::string trace_detail;
   bool quiet = false;
   bool validate = false;
   bool print_passes = false;
@@ -107,6 +110,8 @@ int generate_main(int argc, char** argv) {
   app.add_option("--comm_group_file", o.comm_group_file,
                  "comm-group file name inside --output_dir (default: derived from --output_name)");
   app.add_option("--chakra_schema_version", schema, "v0.0.4 (default), v0.0.1 or json");
+  app.add_option("--trace_detail", trace_detail,
+                 "full (default) or sim: only what a simulator reads, short names");
   app.add_option("--dp", o.dp, "data-parallel degree");
   app.add_option("--tp", o.tp, "tensor-parallel degree");
   app.add_option("--sp", o.sp, "sequence-parallel degree");
@@ -139,6 +144,10 @@ int generate_main(int argc, char** argv) {
   app.add_option("--dtype", dtype, "fp32, bf16 (default), fp16 or fp8: bytes per element");
   app.add_option("--ranks", o.ranks,
                  "A-B: write only ranks A..B (same bytes as a full run; the comm-group file too)");
+  std::string shard;
+  app.add_option("--shard", shard,
+                 "i/n: write the i-th of n contiguous rank ranges (shard 0 also writes the "
+                 "comm-group file); auto: i and n from mpirun, PMI or Slurm");
   app.add_option("--threads", o.threads, "writer threads (default: one per core)");
   app.add_flag("--quiet", quiet, "print nothing on success");
   app.add_flag("--print_passes", print_passes,
@@ -171,9 +180,13 @@ int generate_main(int argc, char** argv) {
     if (!vram.empty()) o.print_gpu_vram = parse_bool("--print_gpu_vram", vram);
     if (!model_type.empty()) o.model = stg::parse_model_kind(model_type);
     if (!schema.empty()) o.schema = stg::parse_schema(schema);
+    if (!trace_detail.empty()) o.trace_detail = stg::parse_trace_detail(trace_detail);
     if (!schedule.empty()) o.pipeline_schedule = stg::parse_schedule(schedule);
     if (!units.empty()) o.units = stg::parse_units(units);
     if (!dtype.empty()) o.dtype = stg::parse_dtype(dtype);
+    if (!shard.empty())
+      std::tie(o.shard_index, o.shard_count) = stg::parse_shard(
+          shard, [](const char* name) { return static_cast<const char*>(std::getenv(name)); });
     if (!preset.empty() && !hf_config.empty())
       throw stg::UsageError("--model and --hf_config both choose the model: give only one");
     if (!preset.empty()) {

@@ -35,8 +35,20 @@ void check_degree(const char* flag, int64_t value) {
                           " is not a valid degree: use a whole number >= 1");
 }
 
-// --ranks A-B (inclusive), or every rank.
+// --ranks A-B (inclusive), shard i of n (contiguous, balanced; may be
+// empty: last < first), or every rank.
 std::pair<int64_t, int64_t> rank_range(const Options& o, int64_t num_ranks) {
+  if (o.shard_count > 1 || o.shard_index > 0) {
+    require(o.ranks.empty(), "--shard and --ranks both choose the ranks: give only one");
+    require(o.shard_count >= 1 && o.shard_index >= 0 && o.shard_index < o.shard_count,
+            "--shard " + std::to_string(o.shard_index) + "/" + std::to_string(o.shard_count) +
+                " is not valid: use i/n with 0 <= i < n");
+    // Shard i holds ranks [i*R/n, (i+1)*R/n): sizes differ by at most one.
+    auto start = [&](int64_t i) {
+      return static_cast<int64_t>(static_cast<__int128>(i) * num_ranks / o.shard_count);
+    };
+    return {start(o.shard_index), start(o.shard_index + 1) - 1};
+  }
   if (o.ranks.empty()) return {0, num_ranks - 1};
   const auto dash = o.ranks.find('-');
   int64_t first = -1, last = -1;
@@ -242,7 +254,8 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   // On an error or a stop request abort() removes the staging directory and
   // the message says what that left ("...: nothing was written to DIR").
   try {
-    files.write(out.comm_group_name, groups);
+    // One writer of the comm-group file among the shards of a run.
+    if (o.shard_index == 0) files.write(out.comm_group_name, groups);
     if (!o.dump_after.empty()) {
       files.write(o.dump_after + ".csv", dump);
       bytes += static_cast<int64_t>(dump.size());
@@ -250,7 +263,7 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
     // v0.0.4: each stage serialised once, ranks only splice in their values.
     std::vector<emit::StageTemplate> templates;
     if (o.schema == emit::Schema::kV004)
-      for (const StageGraph& stage : stages) templates.emplace_back(stage);
+      for (const StageGraph& stage : stages) templates.emplace_back(stage, o.trace_detail);
     listen.phase("writing", last_rank - first_rank + 1, "ranks");
     util::parallel_for(first_rank, last_rank + 1, threads, [&](int64_t rank) {
       const mesh::RankBinding binding = layout.binding(rank);
@@ -258,7 +271,7 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
       const StageGraph& stage = stages[stage_index];
       std::string content;
       if (templates.empty()) {
-        emit::append_trace(content, stage, binding, o.schema);
+        emit::append_trace(content, stage, binding, o.schema, o.trace_detail);
       } else {
         templates[stage_index].append_rank(content, binding);
       }

@@ -34,8 +34,8 @@ class ProgressListener {
  public:
   virtual ~ProgressListener() = default;
   // A new phase ("passes", "lowering", "writing") of `total` `unit`s.
-  virtual void phase(std::string_view name, int64_t total, std::string_view unit) {}
-  virtual void advance(int64_t units, int64_t bytes) {}
+  virtual void phase(std::string_view /*name*/, int64_t /*total*/, std::string_view /*unit*/) {}
+  virtual void advance(int64_t /*units*/, int64_t /*bytes*/) {}
 };
 
 // Where a run writes: trace files by rank pattern, the comm-group file, and
@@ -58,7 +58,10 @@ std::vector<StageGraph> lower_stages(const graph::Graph& g, const models::Worklo
                                      const lower::LowerOptions& options, int threads);
 
 // Checks the options and generates everything. Throws UsageError on bad
-// input before any file is written; on a write failure removes what it wrote.
+// input before any file is written. Files are staged inside the output
+// directory and moved into place only when all are complete: a write error
+// (io::OutputError) or a stop request (io/cancel.h; the command line sets it
+// on SIGINT, SIGTERM, SIGHUP) leaves the directory as it was.
 RunSummary generate(const Options& options, ProgressListener* progress = nullptr);
 
 }  // namespace stg

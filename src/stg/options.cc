@@ -20,6 +20,12 @@ emit::Schema parse_schema(std::string_view s) {
                    "' is unknown: use v0.0.4, v0.0.1 or json");
 }
 
+emit::TraceDetail parse_trace_detail(std::string_view s) {
+  if (s == "full") return emit::TraceDetail::kFull;
+  if (s == "sim") return emit::TraceDetail::kSim;
+  throw UsageError("--trace_detail '" + std::string(s) + "' is unknown: use full or sim");
+}
+
 lower::Schedule parse_schedule(std::string_view s) {
   if (s == "none") return lower::Schedule::kNone;
   if (s == "gpipe") return lower::Schedule::kGpipe;
@@ -54,6 +60,61 @@ int64_t dtype_bytes(DType dtype) {
       return 1;
   }
   return 2;
+}
+
+namespace {
+
+// A whole number >= 0, or -1.
+int64_t whole(std::string_view text) {
+  if (text.empty() || text.size() > 18) return -1;
+  int64_t v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return -1;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+}  // namespace
+
+std::pair<int64_t, int64_t> parse_shard(std::string_view text,
+                                        const std::function<const char*(const char*)>& getenv) {
+  if (text == "auto") {
+    // Index and count variables of the launchers, most specific first; a
+    // Slurm job array numbers its tasks from SLURM_ARRAY_TASK_MIN.
+    struct Source {
+      const char *index, *count, *offset;
+    };
+    const Source sources[] = {
+        {"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE", nullptr},
+        {"PMIX_RANK", "PMIX_SIZE", nullptr},
+        {"PMI_RANK", "PMI_SIZE", nullptr},
+        {"SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT", "SLURM_ARRAY_TASK_MIN"},
+        {"SLURM_PROCID", "SLURM_NTASKS", nullptr},
+    };
+    for (const Source& src : sources) {
+      const char* index = getenv(src.index);
+      const char* count = getenv(src.count);
+      if (!index || !count) continue;
+      int64_t i = whole(index), n = whole(count);
+      const int64_t offset = src.offset && getenv(src.offset) ? whole(getenv(src.offset)) : 0;
+      if (i < 0 || n < 1 || offset < 0 || i - offset < 0 || i - offset >= n)
+        throw UsageError(std::string("--shard auto: ") + src.index + "=" + index + " and " +
+                         src.count + "=" + count + " are not a shard index and count: give " +
+                         "--shard i/n");
+      return {i - offset, n};
+    }
+    throw UsageError(
+        "--shard auto found no launcher variables (OMPI_COMM_WORLD_RANK/SIZE, PMIX_RANK/SIZE, "
+        "PMI_RANK/SIZE, SLURM_ARRAY_TASK_ID/COUNT, SLURM_PROCID/NTASKS): give --shard i/n");
+  }
+  const size_t slash = text.find('/');
+  const int64_t i = slash == std::string_view::npos ? -1 : whole(text.substr(0, slash));
+  const int64_t n = slash == std::string_view::npos ? -1 : whole(text.substr(slash + 1));
+  if (i < 0 || n < 1 || i >= n)
+    throw UsageError("--shard '" + std::string(text) +
+                     "' is not valid: use i/n with 0 <= i < n (e.g. 0/4), or auto");
+  return {i, n};
 }
 
 }  // namespace stg

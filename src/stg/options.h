@@ -3,10 +3,12 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "stg/emit/schema.h"
 #include "stg/lower/schedule.h"
@@ -26,18 +28,26 @@ enum class Units { kStg, kPhysical };  // elements and MACs, or bytes and FLOPs
 enum class DType { kFp32, kBf16, kFp16, kFp8 };
 
 // Flag text -> enum; UsageError naming the flag and the valid choices.
-ModelKind parse_model_kind(std::string_view text);      // --model_type
-emit::Schema parse_schema(std::string_view text);       // --chakra_schema_version
-lower::Schedule parse_schedule(std::string_view text);  // --pipeline_schedule
-Units parse_units(std::string_view text);               // --units
-DType parse_dtype(std::string_view text);               // --dtype
+ModelKind parse_model_kind(std::string_view text);            // --model_type
+emit::Schema parse_schema(std::string_view text);             // --chakra_schema_version
+emit::TraceDetail parse_trace_detail(std::string_view text);  // --trace_detail
+lower::Schedule parse_schedule(std::string_view text);        // --pipeline_schedule
+Units parse_units(std::string_view text);                     // --units
+DType parse_dtype(std::string_view text);                     // --dtype
 int64_t dtype_bytes(DType dtype);
+
+// --shard "i/n", or "auto": i and n from the launcher's variables (Open MPI,
+// PMI, Slurm tasks or job array), read through `getenv` (injected so that
+// tests need no environment). Returns {i, n}.
+std::pair<int64_t, int64_t> parse_shard(std::string_view text,
+                                        const std::function<const char*(const char*)>& getenv);
 
 struct Options {
   std::string output_dir = ".";
   std::string output_name = "workload.%d.et";
   std::optional<std::string> comm_group_file;
   emit::Schema schema = emit::Schema::kV004;
+  emit::TraceDetail trace_detail = emit::TraceDetail::kFull;  // full or sim
 
   int64_t dp = 1, tp = 1, sp = 1, pp = 1, ep = 1;
   bool weight_sharded = false;
@@ -58,7 +68,10 @@ struct Options {
   std::optional<DType> dtype;  // bytes per element for --units physical (bf16)
 
   std::string ranks;  // "A-B": write only these ranks (same bytes as a full run)
-  int threads = 0;    // 0: one per core
+  // --shard i/n: write the i-th of n contiguous rank ranges (same bytes as a
+  // full run); only shard 0 writes the comm-group file.
+  int64_t shard_index = 0, shard_count = 1;
+  int threads = 0;  // 0: one per core
 
   // Pass pipeline inspection: --dump_after PASS writes the graph after that
   // pass as <output_dir>/<PASS>.csv.

@@ -28,12 +28,12 @@ struct RunResult {
 // go to stdout.txt and stderr.txt in `log_dir` (so nothing stray appears in
 // the working directory). It runs in `cwd`, or in this process's working
 // directory if `cwd` is empty.
-inline RunResult run_stg(const std::vector<std::string>& args, const std::filesystem::path& log_dir,
-                         const std::filesystem::path& cwd = {}) {
+// Runs `argv_text` (argv[0] a path, not searched in PATH) the same way.
+inline RunResult run_program(std::vector<std::string> argv_text,
+                             const std::filesystem::path& log_dir,
+                             const std::filesystem::path& cwd = {}) {
   const std::filesystem::path out_path = log_dir / "stdout.txt";
   const std::filesystem::path err_path = log_dir / "stderr.txt";
-  std::vector<std::string> argv_text = {STG_BINARY};
-  argv_text.insert(argv_text.end(), args.begin(), args.end());
   std::vector<char*> argv;
   for (std::string& a : argv_text) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -49,8 +49,7 @@ inline RunResult run_stg(const std::vector<std::string>& args, const std::filesy
   pid_t pid = 0;
   const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0)
-    throw std::runtime_error(std::string("cannot start ") + STG_BINARY + ": " + std::strerror(rc));
+  if (rc != 0) throw std::runtime_error("cannot start " + argv_text[0] + ": " + std::strerror(rc));
   int wstatus = 0;
   if (waitpid(pid, &wstatus, 0) != pid) throw std::runtime_error("waitpid failed");
   RunResult r;
@@ -58,6 +57,13 @@ inline RunResult run_stg(const std::vector<std::string>& args, const std::filesy
   r.out = read_file(out_path);
   r.err = read_file(err_path);
   return r;
+}
+
+inline RunResult run_stg(const std::vector<std::string>& args, const std::filesystem::path& log_dir,
+                         const std::filesystem::path& cwd = {}) {
+  std::vector<std::string> argv_text = {STG_BINARY};
+  argv_text.insert(argv_text.end(), args.begin(), args.end());
+  return run_program(std::move(argv_text), log_dir, cwd);
 }
 
 }  // namespace stg_test
