@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "progress_bar.h"
 #include "stg/generate.h"
@@ -34,6 +35,36 @@ bool parse_bool(const std::string& flag, std::string text) {
 int fail(const std::string& message) {
   std::fprintf(stderr, "stg: error: %s\n", message.c_str());
   return 2;
+}
+
+// Levenshtein distance, for "did you mean".
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// The known name nearest to `name`, if it is near enough to be a typo.
+std::string closest(const std::string& name, const std::vector<std::string>& known) {
+  std::string best;
+  size_t best_distance = std::max<size_t>(3, name.size() / 3) + 1;
+  for (const std::string& k : known) {
+    const size_t d = edit_distance(name, k);
+    if (d < best_distance) {
+      best_distance = d;
+      best = k;
+    }
+  }
+  return best;
 }
 
 void note(const std::string& message) { std::fprintf(stderr, "stg: note: %s\n", message.c_str()); }
@@ -113,7 +144,8 @@ int generate_main(int argc, char** argv) {
   app.add_option("--trace_detail", trace_detail,
                  "full (default) or sim: only what a simulator reads, short names");
   app.add_option("--dp", o.dp, "data-parallel degree");
-  app.add_option("--tp", o.tp, "tensor-parallel degree");
+  // --mp is the reference's older name for tp.
+  app.add_option("--tp,--mp", o.tp, "tensor-parallel degree (alias --mp)");
   app.add_option("--sp", o.sp, "sequence-parallel degree");
   app.add_option("--pp", o.pp, "pipeline-parallel degree (stages)");
   app.add_option("--ep", o.ep, "expert-parallel degree (moe)");
@@ -161,6 +193,28 @@ int generate_main(int argc, char** argv) {
   app.add_option("--hf_config", hf_config,
                  "Hugging Face config.json to take the model from; explicit flags override it");
 
+  bool version = false;
+  app.add_flag("--version", version, "print the version and the Chakra schemas written, and exit");
+
+  // An unknown flag is named, with the closest known one.
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg.rfind("--", 0) != 0 || arg == "--") continue;
+    const std::string name = arg.substr(0, arg.find('='));
+    bool known = false;
+    std::vector<std::string> names;
+    for (const CLI::Option* opt : app.get_options()) {
+      for (const std::string& n : opt->get_lnames()) {
+        names.push_back("--" + n);
+        known = known || "--" + n == name;
+      }
+    }
+    if (!known) {
+      const std::string close = closest(name, names);
+      return fail("unknown flag " + name + (close.empty() ? "" : ": did you mean " + close + "?") +
+                  " (see stg --help)");
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -171,6 +225,10 @@ int generate_main(int argc, char** argv) {
     return fail(what + " (see stg --help)");
   }
 
+  if (version) {
+    std::printf("stg %s (Chakra schemas: v0.0.4, v0.0.1, json)\n", STG_VERSION);
+    return 0;
+  }
   try {
     if (!weight_sharded.empty()) o.weight_sharded = parse_bool("--weight_sharded", weight_sharded);
     if (!tpsp.empty()) o.tpsp = parse_bool("--tpsp", tpsp);
