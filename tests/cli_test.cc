@@ -67,3 +67,23 @@ TEST(Cli, Version) {
 }
 
 }  // namespace
+
+namespace {
+
+// --micro_batch -1 is the reference's "no micro-batching": the same bytes as
+// leaving the flag out.
+TEST(Cli, MicroBatchMinusOneIsNoMicroBatching) {
+  TempDir tmp;
+  const std::vector<std::string> gpt = {
+      "--model_type", "gpt", "--num_stacks", "1", "--dmodel", "64", "--dff",  "128", "--head", "4",
+      "--seq",        "16",  "--batch",      "4", "--dp",     "2",  "--quiet"};
+  std::vector<std::string> a = gpt, b = gpt;
+  a.insert(a.end(), {"--micro_batch", "-1", "--output_dir", tmp.sub("a")});
+  b.insert(b.end(), {"--output_dir", tmp.sub("b")});
+  ASSERT_EQ(run_stg(a, tmp.path()).status, 0);
+  ASSERT_EQ(run_stg(b, tmp.path()).status, 0);
+  for (const char* f : {"workload.0.et", "workload.1.et", "workload.json"})
+    EXPECT_TRUE(read_file(tmp.sub("a") + "/" + f) == read_file(tmp.sub("b") + "/" + f)) << f;
+}
+
+}  // namespace

@@ -124,6 +124,15 @@ int dispatch(int argc, char** argv, int (*generate_main)(int, char**)) {
 int generate_main(int argc, char** argv) {
   stg::Options o;
   CLI::App app{"stg: synthetic distributed-training workloads as Chakra execution traces"};
+  app.footer(
+      "Subcommands:\n"
+      "  stg models            list the model presets (--model NAME)\n"
+      "  stg validate DIR      check a trace directory against the simulator's rules\n"
+      "  stg inspect DIR       summarise a trace directory (--json)\n"
+      "Choices: --model_type " +
+      stg::models::model_names() +
+      "; --pipeline_schedule none, gpipe, 1f1b or interleaved; --units stg or physical; "
+      "--chakra_schema_version v0.0.4, v0.0.1 or json. README.md has every flag and default.");
   app.get_formatter()->column_width(34);
   // As with the reference's argparse, a repeated flag takes its last value.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -157,7 +166,11 @@ int generate_main(int argc, char** argv) {
   app.add_option("--dmodel", o.dmodel, "model (hidden) size");
   app.add_option("--dff", o.dff, "feed-forward size");
   app.add_option("--batch", o.batch, "global batch size");
-  app.add_option("--micro_batch", o.micro_batch, "micro-batch size (gpt, llama, moe)");
+  app.add_option("--micro_batch", o.micro_batch,
+                 "global micro-batch size in sequences, over all dp ranks (gpt, llama, moe; "
+                 "default and -1: --batch, no micro-batching): batch = micro_batch x number of "
+                 "micro-batches, and each dp rank runs micro_batch/dp sequences per micro-batch "
+                 "(Megatron's micro-batch size x dp)");
   app.add_option("--seq", o.seq, "sequence length");
   app.add_option("--head", o.head, "attention heads");
   app.add_option("--kvhead", o.kvhead, "key/value heads (llama, moe)");

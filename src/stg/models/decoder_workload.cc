@@ -24,7 +24,8 @@ Workload decoder_workload(const Options& o) {
   require(!o.din.has_value() && !o.dout.has_value(),
           "--din/--dout belong to --model_type transformer: use --dvocal for " + type);
   const int64_t batch = o.batch.value_or(64);
-  const int64_t micro = o.micro_batch.value_or(batch);
+  // -1 is the reference's spelling of "no micro-batching".
+  const int64_t micro = o.micro_batch.value_or(-1) == -1 ? batch : *o.micro_batch;
   bind_dims(w, {{"Dvocal", "--dvocal", o.dvocal, 32000},
                 {"Dmodel", "--dmodel", o.dmodel, 8192},
                 {"Dff", "--dff", o.dff, 28672},
