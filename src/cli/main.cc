@@ -210,23 +210,17 @@ int generate_main(int argc, char** argv) {
   app.add_flag("--version", version, "print the version and the Chakra schemas written, and exit");
 
   // An unknown flag is named, with the closest known one.
+  std::vector<std::string> names;
+  for (const CLI::Option* opt : app.get_options())
+    for (const std::string& n : opt->get_lnames()) names.push_back("--" + n);
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg.rfind("--", 0) != 0 || arg == "--") continue;
     const std::string name = arg.substr(0, arg.find('='));
-    bool known = false;
-    std::vector<std::string> names;
-    for (const CLI::Option* opt : app.get_options()) {
-      for (const std::string& n : opt->get_lnames()) {
-        names.push_back("--" + n);
-        known = known || "--" + n == name;
-      }
-    }
-    if (!known) {
-      const std::string close = closest(name, names);
-      return fail("unknown flag " + name + (close.empty() ? "" : ": did you mean " + close + "?") +
-                  " (see stg --help)");
-    }
+    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
+    const std::string close = closest(name, names);
+    return fail("unknown flag " + name + (close.empty() ? "" : ": did you mean " + close + "?") +
+                " (see stg --help)");
   }
   try {
     app.parse(argc, argv);

@@ -76,14 +76,6 @@ int thread_count(const Options& o) {
                        : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
 
-graph::ShardingRule sharding_rule(const models::Workload& w) {
-  graph::ShardingRule rule;
-  for (int a : w.mesh.active()) rule.axes.push_back({a, w.mesh.axis(a).symbol});
-  rule.degree_symbols = w.model.degree_symbols;
-  rule.claim = w.model.claim;
-  return rule;
-}
-
 }  // namespace
 
 OutputPlan resolve_outputs(const Options& o) {
@@ -124,7 +116,7 @@ passes::PassManager build_pipeline(const Options& o, const models::Workload& w) 
   pm.emplace<passes::AddWeightUpdates>(w.zero_stage);
   pm.emplace<passes::AssignStages>(static_cast<int>(o.pp), w.model.num_blocks, o.virtual_stages);
   pm.emplace<passes::InsertSendRecv>();
-  pm.emplace<passes::InsertCollectives>(sharding_rule(w));
+  pm.emplace<passes::InsertCollectives>(models::sharding_rule(w));
   return pm;
 }
 
@@ -163,8 +155,7 @@ lower::LowerOptions lower_options(const Options& o, const models::Workload& w) {
 std::vector<StageGraph> lower_stages(const graph::Graph& g, const models::Workload& w,
                                      const lower::LowerOptions& options, int threads) {
   const int pp = static_cast<int>(w.mesh.stages());
-  std::vector<std::vector<int>> members(pp);
-  for (size_t i = 0; i < g.size(); ++i) members.at(g[static_cast<int>(i)].stage).push_back(i);
+  const std::vector<std::vector<int>> members = graph::tensors_by_stage(g, pp);
   // Stages are lowered concurrently; the graph is only read from here on.
   g.evaluate_all();
   std::vector<StageGraph> stages(pp);

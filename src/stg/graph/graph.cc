@@ -274,6 +274,18 @@ void Graph::evaluate_all() const {
   for (size_t i = 0; i < tensors_.size(); ++i) result(static_cast<int>(i));
 }
 
+int carried(const Graph& g, int t) {
+  while (t >= 0 && is_comm(g[t].op)) t = g[t].x1;
+  return t;
+}
+
+std::vector<std::vector<int>> tensors_by_stage(const Graph& g, int stages) {
+  std::vector<std::vector<int>> members(static_cast<size_t>(stages));
+  for (size_t i = 0; i < g.size(); ++i)
+    members.at(static_cast<size_t>(g[static_cast<int>(i)].stage)).push_back(static_cast<int>(i));
+  return members;
+}
+
 const std::shared_ptr<const OpResult>& Graph::shared_result(int i) const {
   if (results_.size() < tensors_.size()) results_.resize(tensors_.size());
   auto& slot = results_.at(i);

@@ -141,4 +141,12 @@ class Graph {
   mutable std::vector<std::shared_ptr<const OpResult>> results_;
 };
 
+// The tensor whose data `t` is: comm ops (collectives, send, recv) carry
+// their input's data, so they are looked through; -1 stays -1.
+int carried(const Graph& g, int t);
+
+// Per pipeline stage (0 .. stages-1): its tensors in graph order
+// (Tensor::stage).
+std::vector<std::vector<int>> tensors_by_stage(const Graph& g, int stages);
+
 }  // namespace stg::graph

@@ -21,10 +21,8 @@ TensorInfo io_info(const graph::Graph& g, int tensor, bool shadow, const Values&
                    const IoPolicy& policy, StrCache* strings) {
   // An identity stands for the tensor it forwards (through the collectives
   // or RECV that bring it, as named before communication was in the graph).
-  if (!shadow && g[tensor].op == graph::Op::kIdentity && g[tensor].x1 >= 0) {
-    tensor = g[tensor].x1;
-    while (graph::is_comm(g[tensor].op)) tensor = g[tensor].x1;
-  }
+  if (!shadow && g[tensor].op == graph::Op::kIdentity && g[tensor].x1 >= 0)
+    tensor = graph::carried(g, g[tensor].x1);
   const graph::Tensor& t = g[tensor];
   const graph::Shape& shape = g.result(tensor).y_shape;
   TensorInfo info;

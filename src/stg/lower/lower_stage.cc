@@ -103,10 +103,6 @@ class StageLowering {
     if (g_[t].op == graph::Op::kRecv) return info(g_[t].x1, /*shadow=*/true);
     return info(t);
   }
-  int origin(int t) const {
-    while (g_[t].op == graph::Op::kCollective || g_[t].op == graph::Op::kRecv) t = g_[t].x1;
-    return t;
-  }
   auto tensor_named(int t) const {
     return [this, t] { return "tensor " + g_[t].id(); };
   }
@@ -120,7 +116,7 @@ class StageLowering {
         n.kind = NodeKind::kColl;
         n.coll = x.comm.type;
         n.axis = x.comm.axis;
-        n.comm_size = bytes(*x.x1_shape, tensor_named(origin(t)));
+        n.comm_size = bytes(*x.x1_shape, tensor_named(graph::carried(g_, t)));
         n.y_tensor_size = bytes(g_.result(t).y_shape, [&] { return "input of " + x.comm.label; });
         n.inputs.push_back(origin_info(x.x1));
         break;
@@ -321,8 +317,8 @@ class StageLowering {
     std::vector<uint64_t> new_id(n, 0);
     StageGraph out;
     out.stage = stage_;
-    for (int i : util::stable_topological_order(children,
-                                                [this](size_t k) { return !removed_[k]; })) {
+    for (int i :
+         util::stable_topological_order(children, [this](size_t k) { return !removed_[k]; })) {
       new_id[i] = out.nodes.size();
       out.nodes.push_back(std::move(nodes_[i]));
     }

@@ -14,10 +14,7 @@ namespace {
 // partial-sum over an axis its producer does not split) is the sheet's
 // mistake: name its row and column here, before the passes run.
 void check_transitions(const Workload& w, const std::string& path) {
-  graph::ShardingRule rule;
-  for (int a : w.mesh.active()) rule.axes.push_back({a, w.mesh.axis(a).symbol});
-  rule.degree_symbols = w.model.degree_symbols;
-  rule.claim = w.model.claim;
+  const graph::ShardingRule rule = sharding_rule(w);
   const graph::Graph& g = w.model.graph;
   for (size_t i = 0; i < g.size(); ++i) {
     const graph::Tensor& t = g[static_cast<int>(i)];
@@ -31,10 +28,11 @@ void check_transitions(const Workload& w, const std::string& path) {
                                    *(operand == 1 ? t.x1_hidden : t.x2_hidden), rule);
       } catch (const graph::GraphError& e) {
         // Rows are numbered from 1 with the header; tensors keep sheet order.
-        throw UsageError("--module_csv " + path + " row " + std::to_string(i + 2) + ", column x" +
-                         std::to_string(operand) + "_hidden: " + t.id() + " reads " + g[in].id() +
-                         " as a partial sum it cannot be made into: " + e.what() +
-                         " (drop the axis from the hidden view or make the producer a partial sum)");
+        throw UsageError(
+            "--module_csv " + path + " row " + std::to_string(i + 2) + ", column x" +
+            std::to_string(operand) + "_hidden: " + t.id() + " reads " + g[in].id() +
+            " as a partial sum it cannot be made into: " + e.what() +
+            " (drop the axis from the hidden view or make the producer a partial sum)");
       }
     }
   }

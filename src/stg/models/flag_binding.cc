@@ -35,6 +35,14 @@ mesh::Mesh make_mesh(const Model& m, const std::map<std::string, int64_t>& degre
   return mesh::Mesh(std::move(axes), stages);
 }
 
+graph::ShardingRule sharding_rule(const Workload& w) {
+  graph::ShardingRule rule;
+  for (int a : w.mesh.active()) rule.axes.push_back({a, w.mesh.axis(a).symbol});
+  rule.degree_symbols = w.model.degree_symbols;
+  rule.claim = w.model.claim;
+  return rule;
+}
+
 std::map<std::string, expr::Expr> zero_bindings(int zero) {
   const expr::Expr dp = expr::Expr::symbol("dp"), one = expr::Expr::constant(1);
   return {{"fsdp", zero == 3 ? dp : one}, {"gshard", zero >= 2 ? dp : one}};

@@ -30,6 +30,10 @@ struct Workload {
   std::vector<std::string> notes;
 };
 
+// The sharding rule of a workload: its mesh's axes of degree > 1 with their
+// symbols, and the model's degree symbols and claim rule.
+graph::ShardingRule sharding_rule(const Workload& w);
+
 // Builders keyed by model; UsageError on bad flags (docs/facts.md §9 lists
 // the symbols and the flags that bind them).
 Workload transformer_workload(const Options& o);

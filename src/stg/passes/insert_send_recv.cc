@@ -35,8 +35,7 @@ void insert_send_recv(graph::Graph& g) {
   const int n = static_cast<int>(g.size());
   int pp = 1;
   for (int i = 0; i < n; ++i) pp = std::max(pp, g[i].stage + 1);
-  std::vector<std::vector<int>> members(pp);
-  for (int i = 0; i < n; ++i) members[g[i].stage].push_back(i);
+  const std::vector<std::vector<int>> members = graph::tensors_by_stage(g, pp);
 
   Insertions ins(g);
   int tag = 0;

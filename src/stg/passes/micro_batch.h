@@ -25,7 +25,8 @@ class ReplicateMicroBatches : public Pass {
       : count_(count), renames_(std::move(renames)) {}
   std::string_view name() const override { return "replicate-micro-batches"; }
   void run(graph::Graph& g, Analyses& a) override {
-    std::vector<int> gradient_of = a.gradient_of(g);
+    // The analysis lives in `a`, not in `g`: it stays valid while g moves.
+    const std::vector<int>& gradient_of = a.gradient_of(g);
     g = replicate_micro_batches(std::move(g), count_, renames_, gradient_of);
   }
 

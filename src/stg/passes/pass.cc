@@ -14,9 +14,7 @@ const std::vector<int>& Analyses::gradient_of(const graph::Graph& g) {
 
 const std::vector<std::vector<int>>& Analyses::stage_members(const graph::Graph& g) {
   if (!have_stage_members_) {
-    stage_members_.assign(mesh_.stages(), {});
-    for (size_t i = 0; i < g.size(); ++i)
-      stage_members_.at(g[i].stage).push_back(static_cast<int>(i));
+    stage_members_ = graph::tensors_by_stage(g, static_cast<int>(mesh_.stages()));
     have_stage_members_ = true;
   }
   return stage_members_;

@@ -22,13 +22,6 @@ bool sharded_over(const graph::Graph& g, int t, const std::string& symbol) {
   return false;
 }
 
-// The buffer a value is: a RECV holds its producer's data, a collective
-// the data of its source.
-int carried(const graph::Graph& g, int t) {
-  while (t >= 0 && graph::is_comm(g[t].op)) t = g[t].x1;
-  return t;
-}
-
 bool through_collective(const graph::Graph& g, int t) {
   for (; t >= 0 && graph::is_comm(g[t].op); t = g[t].x1)
     if (g[t].op == Op::kCollective) return true;
@@ -41,7 +34,7 @@ bool is_view(const graph::Graph& g, int t) {
   const Tensor& x = g[t];
   if (x.view) return true;
   if (x.op != Op::kIdentity || x.x1 < 0 || through_collective(g, x.x1)) return false;
-  const int in = carried(g, x.x1);
+  const int in = graph::carried(g, x.x1);
   return *x.x1_shape == g.result(in).y_shape && *x.x1_hidden == g.result(in).y_hidden;
 }
 
@@ -92,8 +85,9 @@ std::vector<StageMemory> memory_by_stage(const graph::Graph& g, const mesh::Mesh
     const Tensor& t = g[i];
     if (!t.backward || t.micro_batch > 0 || graph::is_comm(t.op)) continue;
     for (int in : {t.x1, t.x2}) {
-      in = carried(g, in);
-      while (in >= 0 && is_view(g, in) && g[in].op == Op::kIdentity) in = carried(g, g[in].x1);
+      in = graph::carried(g, in);
+      while (in >= 0 && is_view(g, in) && g[in].op == Op::kIdentity)
+        in = graph::carried(g, g[in].x1);
       if (in < 0) continue;
       const Tensor& b = g[in];
       if (b.backward || b.transient || b.micro_batch != 0 || b.role != graph::Role::kActivation ||
