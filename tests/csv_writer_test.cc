@@ -372,7 +372,8 @@ TEST(CsvModuleExtraAttr, RejectsUnknownKeysAndBadValuesNamingRowAndColumn) {
   EXPECT_EQ(
       error_of(x + "y,N,x,,I,,B,1,,,,\"{\"\"colour\"\": 1}\"\n"),
       "t.csv row 3, column extra_attr: unsupported key 'colour' (supported: data_deps, "
-      "role, placement, micro_batch, stage, chunk, backward, transient, view, flops, comm_axis, "
+      "role, placement, micro_batch, stage, chunk, backward, transient, view, flops, "
+            "element_bytes, tied, selective_recompute, comm_axis, "
       "peer, tag, label)");
   EXPECT_EQ(error_of(std::string(kHeader) + "y,N,,,T,,B,1,,,,\"{\"\"Role\"\": 1}\"\n"),
             "t.csv row 2, column extra_attr: unsupported key 'Role' (supported: data_deps)");

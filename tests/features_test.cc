@@ -390,7 +390,7 @@ TEST(FeaturesRecompute, AddsExactlyOneForwardPerBlock) {
         o.dff = 32;
         o.head = 2;
         o.dvocal = 32;
-        o.activation_recompute = recompute == 1;
+        o.activation_recompute = recompute == 1 ? Recompute::kFull : Recompute::kNone;
         o.threads = 1;
         generate(o);
         ops[recompute] = total_num_ops(o.output_dir);
@@ -415,7 +415,7 @@ TEST(FeaturesRecompute, ParallelOutputValidatesClean) {
     Options o = small("llama", tmp.sub("out"));
     o.dp = o.tp = o.pp = 2;
     o.micro_batch = 4;
-    o.activation_recompute = true;
+    o.activation_recompute = Recompute::kFull;
     o.pipeline_schedule = parse_schedule(schedule);
     generate(o);
     expect_clean(o.output_dir);
@@ -671,7 +671,7 @@ TEST(FeaturesMemoryReport, ActivationsCountTensorsReadThroughViews) {
     o.pp = 3;
     o.num_stacks = 3;
     o.batch = 1;
-    o.activation_recompute = recompute;
+    o.activation_recompute = recompute ? Recompute::kFull : Recompute::kNone;
     const std::vector<MemoryLine> m = parse_memory(generate(o).memory_report);
     ASSERT_EQ(m.size(), 3u);
     EXPECT_EQ(m[1].in_flight, 1.0);

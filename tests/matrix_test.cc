@@ -234,7 +234,7 @@ Options Config::options(const std::string& dir) const {
     o.seq = 4096;
   }
   o.tpsp = tpsp;
-  if (recompute) o.activation_recompute = true;
+  if (recompute) o.activation_recompute = Recompute::kFull;
   if (mixed_precision) o.mixed_precision = true;
   o.pipeline_schedule = parse_schedule(schedule);
   o.virtual_stages = vstages;

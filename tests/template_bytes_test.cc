@@ -135,7 +135,7 @@ Options options_from(const std::vector<std::string>& args) {
     } else if (f == "--tpsp") {
       o.tpsp = yes();
     } else if (f == "--activation_recompute") {
-      o.activation_recompute = yes();
+      o.activation_recompute = yes() ? Recompute::kFull : Recompute::kNone;
     } else if (f == "--mixed_precision") {
       o.mixed_precision = yes();
     } else if (f == "--pipeline_schedule") {

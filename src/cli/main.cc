@@ -178,13 +178,27 @@ int generate_main(int argc, char** argv) {
   app.add_option("--experts", o.experts, "experts per MoE layer");
   app.add_option("--kexperts", o.kexperts, "experts chosen per token");
   app.add_option("--tpsp", tpsp, "tensor + sequence parallel layouts (0/1)");
-  app.add_option("--activation_recompute", recompute, "recompute forward before backward (0/1)");
+  app.add_option("--activation_recompute", recompute,
+                 "0/none, 1/full: recompute each block's forward before its backward, or "
+                 "selective: only the attention core (--framework megatron)");
   app.add_option("--mixed_precision", mixed, "mixed-precision memory accounting (0/1)");
   app.add_option("--print_gpu_vram", vram, "print the per-rank memory footprint (0/1)");
   app.add_option("--pipeline_schedule", schedule,
                  "none (default: order left to the simulator), gpipe, 1f1b or interleaved");
   app.add_option("--virtual_stages", o.virtual_stages, "layer chunks per stage (interleaved)");
   app.add_option("--zero_stage", o.zero_stage, "ZeRO stage 0-3 (3 = --weight_sharded 1)");
+  std::string framework, tie_embeddings, causal_saving, grad_dtype;
+  app.add_option("--framework", framework,
+                 "reference (default: the reference generator's numbers) or megatron: the step "
+                 "as Megatron-LM runs it (implies --units physical, bf16; README \"Realistic "
+                 "training step\")");
+  app.add_option("--tie_embeddings", tie_embeddings,
+                 "megatron: input and output embedding share one weight (0/1; default 1 for gpt, "
+                 "0 for llama and moe)");
+  app.add_option("--causal_saving", causal_saving,
+                 "megatron: charge attention for the causal half only (0/1; default 0)");
+  app.add_option("--grad_dtype", grad_dtype,
+                 "megatron: gradient element type for accumulation and reduction (default fp32)");
   app.add_option("--units", units, "stg (elements, MACs; default) or physical (bytes, FLOPs)");
   app.add_option("--dtype", dtype, "fp32, bf16 (default), fp16 or fp8: bytes per element");
   app.add_option("--ranks", o.ranks,
@@ -239,8 +253,12 @@ int generate_main(int argc, char** argv) {
   try {
     if (!weight_sharded.empty()) o.weight_sharded = parse_bool("--weight_sharded", weight_sharded);
     if (!tpsp.empty()) o.tpsp = parse_bool("--tpsp", tpsp);
-    if (!recompute.empty())
-      o.activation_recompute = parse_bool("--activation_recompute", recompute);
+    if (!recompute.empty()) {
+      std::string lower = recompute;
+      std::transform(lower.begin(), lower.end(), lower.begin(),
+                     [](unsigned char c) { return std::tolower(c); });
+      o.activation_recompute = stg::parse_recompute(lower);
+    }
     if (!mixed.empty()) o.mixed_precision = parse_bool("--mixed_precision", mixed);
     if (!vram.empty()) o.print_gpu_vram = parse_bool("--print_gpu_vram", vram);
     if (!model_type.empty()) o.model = stg::parse_model_kind(model_type);
@@ -249,6 +267,16 @@ int generate_main(int argc, char** argv) {
     if (!schedule.empty()) o.pipeline_schedule = stg::parse_schedule(schedule);
     if (!units.empty()) o.units = stg::parse_units(units);
     if (!dtype.empty()) o.dtype = stg::parse_dtype(dtype);
+    if (!framework.empty()) o.framework = stg::parse_framework(framework);
+    if (!tie_embeddings.empty()) o.tie_embeddings = parse_bool("--tie_embeddings", tie_embeddings);
+    if (!causal_saving.empty()) o.causal_saving = parse_bool("--causal_saving", causal_saving);
+    if (!grad_dtype.empty()) {
+      try {
+        o.grad_dtype = stg::parse_dtype(grad_dtype);
+      } catch (const stg::UsageError&) {
+        throw stg::UsageError("--grad_dtype '" + grad_dtype + "' is unknown: use fp32 or bf16");
+      }
+    }
     if (!shard.empty())
       std::tie(o.shard_index, o.shard_count) = stg::parse_shard(
           shard, [](const char* name) { return static_cast<const char*>(std::getenv(name)); });

@@ -15,11 +15,13 @@
 #include "stg/models/registry.h"
 #include "stg/passes/bind_symbols.h"
 #include "stg/passes/grad_update.h"
+#include "stg/passes/gradient_precision.h"
 #include "stg/passes/insert_collectives.h"
 #include "stg/passes/insert_send_recv.h"
 #include "stg/passes/micro_batch.h"
 #include "stg/passes/pipeline.h"
 #include "stg/passes/recompute.h"
+#include "stg/passes/tie_embeddings.h"
 #include "stg/report/memory.h"
 #include "stg/util/parallel.h"
 
@@ -112,8 +114,13 @@ passes::PassManager build_pipeline(const Options& o, const models::Workload& w) 
   if (!w.bindings.empty()) pm.emplace<passes::BindSymbols>(w.bindings);
   if (!w.micro_batch_renames.empty())
     pm.emplace<passes::ReplicateMicroBatches>(w.micro_batches, w.micro_batch_renames);
-  if (o.activation_recompute.value_or(false)) pm.emplace<passes::AddRecomputation>();
-  pm.emplace<passes::AddWeightUpdates>(w.zero_stage);
+  if (o.recompute() != Recompute::kNone)
+    pm.emplace<passes::AddRecomputation>(o.recompute() == Recompute::kSelective);
+  pm.emplace<passes::AddWeightUpdates>(w.zero_stage, /*distributed_optimizer=*/o.megatron());
+  if (o.megatron())
+    pm.emplace<passes::SetGradientPrecision>(
+        static_cast<int>(dtype_bytes(o.grad_dtype.value_or(DType::kFp32))));
+  if (w.embedding_group >= 0) pm.emplace<passes::TieEmbeddings>(w.embedding_group);
   pm.emplace<passes::AssignStages>(static_cast<int>(o.pp), w.model.num_blocks, o.virtual_stages);
   pm.emplace<passes::InsertSendRecv>();
   pm.emplace<passes::InsertCollectives>(models::sharding_rule(w));
@@ -123,14 +130,16 @@ passes::PassManager build_pipeline(const Options& o, const models::Workload& w) 
 lower::LowerOptions lower_options(const Options& o, const models::Workload& w) {
   lower::LowerOptions lo;
   lo.io.mixed_precision = o.mixed_precision.value_or(false);
-  if (o.units == Units::kPhysical) {
+  if (o.units_or_default() == Units::kPhysical) {
     lo.flops_per_mac = 2;
     lo.kernel_flops = true;
     lo.bytes_per_element = dtype_bytes(o.dtype.value_or(DType::kBf16));
+    lo.tensor_element_bytes = true;
   } else {
     require(o.dtype.value_or(DType::kBf16) == DType::kBf16,
             "--dtype applies to --units physical only: add --units physical");
   }
+  lo.tensor_size_moved = o.megatron();
   lo.schedule = o.pipeline_schedule;
   lo.micro_batches = w.micro_batches;
   lo.pp = static_cast<int>(o.pp);

@@ -49,6 +49,20 @@ DType parse_dtype(std::string_view s) {
   throw UsageError("--dtype '" + std::string(s) + "' is unknown: use fp32, bf16, fp16 or fp8");
 }
 
+Framework parse_framework(std::string_view s) {
+  if (s == "reference") return Framework::kReference;
+  if (s == "megatron") return Framework::kMegatron;
+  throw UsageError("--framework '" + std::string(s) + "' is unknown: use reference or megatron");
+}
+
+Recompute parse_recompute(std::string_view s) {
+  if (s == "0" || s == "false" || s == "no" || s == "none") return Recompute::kNone;
+  if (s == "1" || s == "true" || s == "yes" || s == "full") return Recompute::kFull;
+  if (s == "selective") return Recompute::kSelective;
+  throw UsageError("--activation_recompute '" + std::string(s) +
+                   "' is unknown: use 0/none, 1/full or selective");
+}
+
 int64_t dtype_bytes(DType dtype) {
   switch (dtype) {
     case DType::kFp32:

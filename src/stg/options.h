@@ -26,6 +26,12 @@ class UsageError : public std::runtime_error {
 enum class ModelKind { kTransformer, kGpt, kLlama, kMoe };
 enum class Units { kStg, kPhysical };  // elements and MACs, or bytes and FLOPs
 enum class DType { kFp32, kBf16, kFp16, kFp8 };
+// Whose training step the trace models: the reference generator's (its
+// numbers, its shortcuts) or Megatron-LM's (docs/megatron.md).
+enum class Framework { kReference, kMegatron };
+// What the backward pass recomputes: nothing, every block's forward, or only
+// the attention core (Korthikanti et al.'s selective recomputation).
+enum class Recompute { kNone, kFull, kSelective };
 
 // Flag text -> enum; UsageError naming the flag and the valid choices.
 ModelKind parse_model_kind(std::string_view text);            // --model_type
@@ -34,6 +40,9 @@ emit::TraceDetail parse_trace_detail(std::string_view text);  // --trace_detail
 lower::Schedule parse_schedule(std::string_view text);        // --pipeline_schedule
 Units parse_units(std::string_view text);                     // --units
 DType parse_dtype(std::string_view text);                     // --dtype
+Framework parse_framework(std::string_view text);             // --framework
+// 0/1/true/false/yes/no as none/full, or none, full, selective.
+Recompute parse_recompute(std::string_view text);  // --activation_recompute
 int64_t dtype_bytes(DType dtype);
 
 // --shard "i/n", or "auto": i and n from the launcher's variables (Open MPI,
@@ -59,12 +68,21 @@ struct Options {
   // Model dimensions; unset ones take the model type's defaults.
   std::optional<int64_t> din, dout, dmodel, dff, seq, head, num_stacks, batch;
   std::optional<int64_t> dvocal, kvhead, experts, kexperts, micro_batch;
-  std::optional<bool> tpsp, activation_recompute, mixed_precision, print_gpu_vram;
+  std::optional<bool> tpsp, mixed_precision, print_gpu_vram;
+  std::optional<Recompute> activation_recompute;
+
+  Framework framework = Framework::kReference;
+  // --framework megatron only: the input and output embedding share one
+  // weight (default: on for gpt, off for llama and moe); attention charged
+  // for the causal half only; the element type of gradients (fp32).
+  std::optional<bool> tie_embeddings;
+  std::optional<bool> causal_saving;
+  std::optional<DType> grad_dtype;
 
   lower::Schedule pipeline_schedule = lower::Schedule::kNone;
   int virtual_stages = 1;  // chunks per stage (interleaved)
 
-  Units units = Units::kStg;
+  std::optional<Units> units;  // unset: stg, or physical under --framework megatron
   std::optional<DType> dtype;  // bytes per element for --units physical (bf16)
 
   std::string ranks;  // "A-B": write only these ranks (same bytes as a full run)
@@ -78,6 +96,11 @@ struct Options {
   std::string dump_after;
 
   ModelKind model_kind() const { return model.value_or(ModelKind::kTransformer); }
+  bool megatron() const { return framework == Framework::kMegatron; }
+  Units units_or_default() const {
+    return units.value_or(megatron() ? Units::kPhysical : Units::kStg);
+  }
+  Recompute recompute() const { return activation_recompute.value_or(Recompute::kNone); }
 };
 
 }  // namespace stg

@@ -98,6 +98,17 @@ struct Tensor {
   // fused attention kernel waits for the gathered K and V).
   std::vector<int> extra_deps;
 
+  // Bytes per element under physical units; 0: the trace's --dtype (set for
+  // gradients kept in fp32 by --framework megatron).
+  int element_bytes = 0;
+  // A weight that is one copy of a weight held on several stages (a tied
+  // embedding's copy on the first and on the last stage): its gradient is
+  // summed over the copies once per step (passes/tie_embeddings.h).
+  bool tied = false;
+  // Recomputed under selective recomputation (the attention core,
+  // Korthikanti et al.); full recomputation re-runs every forward op.
+  bool selective_recompute = false;
+
   std::string id() const { return name + "@" + std::to_string(revision); }
 };
 

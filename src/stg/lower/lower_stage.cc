@@ -82,6 +82,13 @@ class StageLowering {
   int64_t bytes(const graph::Shape& shape, const What& what) {
     return scaled(elements(shape, what), options_.bytes_per_element);
   }
+  // Size of tensor t's data seen in `shape`, with t's own element size when
+  // it has one.
+  template <typename What>
+  int64_t bytes_of(int t, const graph::Shape& shape, const What& what) {
+    const int own = options_.tensor_element_bytes ? g_[t].element_bytes : 0;
+    return own > 0 ? scaled(elements(shape, what), own) : bytes(shape, what);
+  }
   static int64_t scaled(int64_t value, int64_t factor) {
     int64_t out;
     if (__builtin_mul_overflow(value, factor, &out))
@@ -116,8 +123,10 @@ class StageLowering {
         n.kind = NodeKind::kColl;
         n.coll = x.comm.type;
         n.axis = x.comm.axis;
-        n.comm_size = bytes(*x.x1_shape, tensor_named(graph::carried(g_, t)));
-        n.y_tensor_size = bytes(g_.result(t).y_shape, [&] { return "input of " + x.comm.label; });
+        n.comm_size =
+            bytes_of(graph::carried(g_, t), *x.x1_shape, tensor_named(graph::carried(g_, t)));
+        n.y_tensor_size = bytes_of(graph::carried(g_, t), g_.result(t).y_shape,
+                                   [&] { return "input of " + x.comm.label; });
         n.inputs.push_back(origin_info(x.x1));
         break;
       case graph::Op::kSend:
@@ -125,7 +134,7 @@ class StageLowering {
         const bool send = x.op == graph::Op::kSend;
         n.name = x.comm.label;
         n.kind = send ? NodeKind::kSend : NodeKind::kRecv;
-        n.comm_size = bytes(*x.x1_shape, tensor_named(x.x1));
+        n.comm_size = bytes_of(graph::carried(g_, t), *x.x1_shape, tensor_named(x.x1));
         n.peer = x.comm.peer;
         n.tag = x.comm.tag;
         if (send) {
@@ -156,8 +165,18 @@ class StageLowering {
       n.num_ops = scaled(n.num_ops, options_.flops_per_mac);
     if (options_.kernel_flops && !x.flops.is_zero())
       n.num_ops = count(x.flops, [&] { return "FLOP count of " + x.id(); });
-    n.y_tensor_size = bytes(r.y_shape, tensor_named(t));
+    n.y_tensor_size = bytes_of(t, r.y_shape, tensor_named(t));
     n.tensor_size = static_cast<uint64_t>(n.y_tensor_size);
+    if (options_.tensor_size_moved) {
+      // Inputs as the op reads them (a custom kernel's x2_shape without an
+      // x2 is its output's shape, not an input).
+      if (x.x1 >= 0)
+        n.tensor_size += static_cast<uint64_t>(
+            bytes_of(graph::carried(g_, x.x1), *x.x1_shape, tensor_named(x.x1)));
+      if (x.x2 >= 0)
+        n.tensor_size += static_cast<uint64_t>(
+            bytes_of(graph::carried(g_, x.x2), *x.x2_shape, tensor_named(x.x2)));
+    }
     n.op_type = graph::op_code(x.op);
     for (int in : {x.x1, x.x2})
       if (in >= 0) n.inputs.push_back(origin_info(in));

@@ -25,6 +25,14 @@ struct LowerOptions {
   int64_t flops_per_mac = 1;
   // Physical units: custom kernels with a FLOP count (Tensor::flops) write it.
   bool kernel_flops = false;
+  // Physical units: a tensor with its own element size (Tensor::element_bytes,
+  // e.g. gradients kept in fp32) is sized with it, and so is a collective or
+  // a send that carries it.
+  bool tensor_element_bytes = false;
+  // A compute node's tensor_size: the bytes it writes (the reference's), or
+  // the bytes it moves, inputs read plus output written, which is what a
+  // roofline model divides by memory bandwidth (--framework megatron).
+  bool tensor_size_moved = false;
   // Pipeline schedule enforced with ctrl_deps (kNone: order left to the
   // simulator, as the reference does).
   Schedule schedule = Schedule::kNone;

@@ -26,4 +26,14 @@ std::vector<int> Mesh::active() const {
   return out;
 }
 
+int Mesh::add_stage_group(StageGroup group) {
+  stage_groups_.push_back(std::move(group));
+  return num_group_kinds() - 1;
+}
+
+const std::string& Mesh::group_name(int index) const {
+  if (index < size()) return axis(index).name;
+  return stage_groups_.at(static_cast<size_t>(index - size())).name;
+}
+
 }  // namespace stg::mesh

@@ -19,6 +19,14 @@ namespace stg::mesh {
 // its kind instead of its symbol.
 enum class AxisKind { kData, kTensor, kSequence, kExpert, kOther };
 
+// A communicator group that is not an axis: the ranks with the same spatial
+// coordinates on a few chosen stages (Megatron's embedding group: the first
+// and the last stage, which hold the two copies of a tied embedding).
+struct StageGroup {
+  std::string name;             // "embedding"
+  std::vector<int64_t> stages;  // ascending, at least two
+};
+
 struct MeshAxis {
   std::string name;    // as the user knows it ("dp", "tp", "sp", "ep")
   std::string symbol;  // the symbol standing for its degree in shapes
@@ -47,8 +55,17 @@ class Mesh {
   // carry collectives (a one-member group never completes in a simulator).
   std::vector<int> active() const;
 
+  // Stage groups have the group indices size() .. size()+k-1, after the
+  // axes: a collective names its group by this index (graph::Comm::axis).
+  int add_stage_group(StageGroup group);
+  const std::vector<StageGroup>& stage_groups() const { return stage_groups_; }
+  int num_group_kinds() const { return size() + static_cast<int>(stage_groups_.size()); }
+  // "dp", "tp", ... or the stage group's name.
+  const std::string& group_name(int index) const;
+
  private:
   std::vector<MeshAxis> axes_;
+  std::vector<StageGroup> stage_groups_;
   int64_t stages_ = 1;
   int64_t num_ranks_ = 1;
 };

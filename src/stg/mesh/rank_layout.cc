@@ -1,5 +1,7 @@
 #include "stg/mesh/rank_layout.h"
 
+#include <algorithm>
+
 namespace stg::mesh {
 
 RankLayout::RankLayout(const Mesh& mesh) : mesh_(mesh) {}
@@ -30,10 +32,14 @@ int64_t RankLayout::group_id(int axis, const Coords& c) const {
   return id + index;
 }
 
-int64_t RankLayout::num_groups() const {
+int64_t RankLayout::axis_groups() const {
   int64_t n = 0;
   for (int a = 0; a < mesh_.size(); ++a) n += num_ranks() / degree(a);
   return n;
+}
+
+int64_t RankLayout::num_groups() const {
+  return axis_groups() + static_cast<int64_t>(mesh_.stage_groups().size()) * ranks_per_stage();
 }
 
 RankBinding RankLayout::binding(int64_t rank) const {
@@ -47,6 +53,14 @@ RankBinding RankLayout::binding(int64_t rank) const {
     b.degree.push_back(degree(a));
     b.stride.push_back(stride);
     stride *= degree(a);
+  }
+  // A stage group holds the rank only if the rank is on one of its stages.
+  const int64_t position = rank % ranks_per_stage();
+  for (size_t k = 0; k < mesh_.stage_groups().size(); ++k) {
+    const std::vector<int64_t>& stages = mesh_.stage_groups()[k].stages;
+    const bool member = std::find(stages.begin(), stages.end(), c.stage) != stages.end();
+    b.group_id.push_back(
+        member ? axis_groups() + 1 + static_cast<int64_t>(k) * ranks_per_stage() + position : 0);
   }
   b.rank_on_stage.resize(pp());
   for (int64_t s = 0; s < pp(); ++s) {
@@ -80,6 +94,17 @@ std::string RankLayout::comm_group_json() const {
         c.index[axis] = i;
         if (i) out += ", ";
         out += std::to_string(rank_of(c));
+      }
+      out += ']';
+    }
+  }
+  for (const StageGroup& group : mesh_.stage_groups()) {
+    for (int64_t position = 0; position < ranks_per_stage(); ++position, ++id) {
+      if (id > 1) out += ", ";
+      out += '"' + std::to_string(id) + "\": [";
+      for (size_t i = 0; i < group.stages.size(); ++i) {
+        if (i) out += ", ";
+        out += std::to_string(group.stages[i] * ranks_per_stage() + position);
       }
       out += ']';
     }

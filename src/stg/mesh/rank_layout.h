@@ -6,7 +6,9 @@
 // over the mesh axes 0..k-1 (axis 0 varies fastest). Group ids start at 1:
 // for each mesh axis A in mesh order, one group per assignment of the other
 // coordinates, enumerated as nested loops over [stage] + (axes without A),
-// first outermost; members are listed by A's coordinate.
+// first outermost; members are listed by A's coordinate. Then, for each stage
+// group (mesh.h), one group per rank position of a stage, in that order,
+// members listed by stage.
 #pragma once
 
 #include <cstdint>
@@ -48,6 +50,7 @@ class RankLayout {
 
  private:
   int64_t degree(int axis) const { return mesh_.axis(axis).degree; }
+  int64_t axis_groups() const;  // groups of all mesh axes
 
   Mesh mesh_;
 };

@@ -84,13 +84,24 @@ Workload decoder_workload(const Options& o) {
   bind_degree(w, "cp", "--sp", o.sp);
   bind_degree(w, "ep", "--ep", o.ep);
   bind_degree(w, "pp", "--pp", o.pp);
-  w.model = moe ? build_moe({static_cast<int>(stacks), static_cast<int>(v.at("Experts") / o.ep)})
-                : build_gpt({static_cast<int>(stacks), tpsp, llama});
-  w.micro_batches = static_cast<int>(batch / micro);
   w.zero_stage = zero_stage(o);
+  MegatronParts megatron;
+  if (o.megatron()) {
+    megatron.enabled = true;
+    megatron.tie_embeddings = o.tie_embeddings.value_or(kind == ModelKind::kGpt);
+    megatron.tied_stages_apart = megatron.tie_embeddings && o.pp > 1;
+    megatron.causal_saving = o.causal_saving.value_or(false);
+    megatron.reduce_per_step = w.zero_stage < 3;
+  }
+  w.model = moe ? build_moe({static_cast<int>(stacks), static_cast<int>(v.at("Experts") / o.ep),
+                             megatron})
+                : build_gpt({static_cast<int>(stacks), tpsp, llama, megatron});
+  w.micro_batches = static_cast<int>(batch / micro);
   w.bindings = zero_bindings(w.zero_stage);
   w.micro_batch_renames = {{"Batch", expr::Expr::symbol("MicroBatch")}};
   w.mesh = make_mesh(w.model, {{"dp", o.dp}, {"tp", tp}, {"sp", o.sp}, {"ep", o.ep}}, o.pp);
+  if (megatron.tied_stages_apart)
+    w.embedding_group = w.mesh.add_stage_group({"embedding", {0, o.pp - 1}});
   return w;
 }
 

@@ -10,7 +10,7 @@ using graph::Op;
 using graph::Shape;
 using graph::Tensor;
 
-void flatten_block_weights(graph::Graph& g) {
+void flatten_block_weights(graph::Graph& g, bool reduce_per_step) {
   const int original = static_cast<int>(g.size());
   std::map<int, int> grad_of_weight;
   for (int i = 0; i < original; ++i)
@@ -80,8 +80,10 @@ void flatten_block_weights(graph::Graph& g) {
   const int assembled_grad = g.add(std::move(gathered));
   // The gradient's own shard symbol: ZeRO-2 shards gradients without
   // sharding the weights (bound to dp or 1 like `fsdp`).
-  Tensor sharded_grad =
-      make("_sharded_grad", Op::kIdentity, assembled_grad, {total / Expr::symbol("gshard")}, one);
+  Tensor sharded_grad = reduce_per_step ? make("_sharded_grad", Op::kIdentity, assembled_grad, full,
+                                               first_grad.y_hidden)
+                                        : make("_sharded_grad", Op::kIdentity, assembled_grad,
+                                               {total / Expr::symbol("gshard")}, one);
   sharded_grad.backward = true;
   sharded_grad.role = graph::Role::kGradient;
   const int sg = g.add(std::move(sharded_grad));

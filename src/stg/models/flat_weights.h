@@ -10,12 +10,16 @@
 //    as `_sharded_grad` (reduce-scatter when sharded, all-reduce when not),
 //    the gradient of the flat weight, sharded by the symbol `gshard` (dp
 //    with FSDP or ZeRO-2, else 1).
+// With `reduce_per_step` (--framework megatron, ZeRO 0-2) `_sharded_grad`
+// keeps the whole gradient as a partial sum: nothing is reduced per
+// micro-batch; the weight update reduces the accumulated gradient once per
+// step (one bucket per block).
 #pragma once
 
 #include "stg/graph/graph.h"
 
 namespace stg::models {
 
-void flatten_block_weights(graph::Graph& block);
+void flatten_block_weights(graph::Graph& block, bool reduce_per_step = false);
 
 }  // namespace stg::models

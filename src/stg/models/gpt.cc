@@ -3,6 +3,7 @@
 #include <string>
 
 #include "stg/models/flat_weights.h"
+#include "stg/models/megatron_embedding.h"
 
 namespace stg::models {
 namespace {
@@ -78,7 +79,7 @@ Graph loss(const Layout& l) {
 // FLOPs per (query, key, head dim) triple; backward twice that: dP = dO.V^T
 // and dQ = dS.K for dq, dV = P^T.dO for dv, dK = dS^T.Q for dk. Each rank
 // holds Seq/cp queries against all Seq keys.
-Graph attention_kernel(bool gqa) {
+Graph attention_kernel(bool gqa, const MegatronParts& megatron) {
   const std::string kv = gqa ? "Batch/dp, Seq/cp, Dmodel/Head, KVHead/tp" : kHeads;
   const std::string kv_full =
       gqa ? "Batch/dp, Seq, Dmodel/Head, KVHead/tp" : "Batch/dp, Seq, Dmodel/Head, Head/tp";
@@ -86,8 +87,12 @@ Graph attention_kernel(bool gqa) {
   constexpr const char* fwd_ops = "Batch/dp*Seq/cp*Dmodel/Head*Head/tp*3";
   constexpr const char* bwd_ops = "Batch/dp*Seq/cp*Dmodel/Head*Head/tp*6";
   // FLOPs of one matrix product over the (query, key, head dim) triples.
-  constexpr const char* one_matmul = "Batch/dp*Seq/cp*Seq*Dmodel/Head*Head/tp*2";
-  constexpr const char* two_matmuls = "Batch/dp*Seq/cp*Seq*Dmodel/Head*Head/tp*4";
+  // With the causal saving only the lower triangle of scores is computed.
+  const bool half = megatron.causal_saving;
+  const char* one_matmul = half ? "Batch/dp*Seq/cp*Seq*Dmodel/Head*Head/tp"
+                                : "Batch/dp*Seq/cp*Seq*Dmodel/Head*Head/tp*2";
+  const char* two_matmuls = half ? "Batch/dp*Seq/cp*Seq*Dmodel/Head*Head/tp*2"
+                                 : "Batch/dp*Seq/cp*Seq*Dmodel/Head*Head/tp*4";
   Graph g;
   g.input("q", kHeads);
   g.input("k", kv);
@@ -97,6 +102,7 @@ Graph attention_kernel(bool gqa) {
   const int qkv = g.custom("qkv", "q", fwd_ops, kHeads, kHeads);
   g.flops(two_matmuls);
   g.mutable_tensor(qkv).extra_deps = {g.at("k1"), g.at("v1")};
+  g.mutable_tensor(qkv).selective_recompute = megatron.enabled;
   const int b = static_cast<int>(g.size());
   g.input("dqkv", kHeads, "qkv");
   g.custom("dq", "dqkv", bwd_ops, kHeads, kHeads);
@@ -159,13 +165,15 @@ Graph attention_projections(const Layout& l, bool gqa) {
   return g;
 }
 
-Graph attention(const Layout& l, bool gqa) {
+Graph attention(const Layout& l, bool gqa, const MegatronParts& megatron) {
   Graph g;
   g.append(attention_projections(l, gqa), "", {}, {});
-  g.append(attention_kernel(gqa), "attn_kernel.", {}, {});
+  g.append(attention_kernel(gqa, megatron), "attn_kernel.", {}, {});
   for (const char* t : {"q", "k", "v"}) g.link(t, std::string("attn_kernel.") + t);
   for (const char* t : {"dq", "dk", "dv"}) g.link(std::string("attn_kernel.") + t, t);
   g.link("attn_kernel.qkv", "attn");
+  // The kernel's output as the output projection's gradient reads it.
+  g.mutable_tensor(g.at("attn")).selective_recompute = megatron.enabled;
   g.link("dattn", "attn_kernel.dqkv");
   return g;
 }
@@ -228,19 +236,53 @@ Graph feed_forward(const Layout& l, bool tpsp) {
   return g;
 }
 
-Graph decoder_block(bool tpsp, bool llama) {
+Graph decoder_block(bool tpsp, bool llama, const MegatronParts& megatron) {
   const Layout l(tpsp);
-  return gpt_decoder_block(tpsp, attention(l, llama),
+  return gpt_decoder_block(tpsp, attention(l, llama, megatron),
                            llama ? gated_feed_forward(l, tpsp) : feed_forward(l, tpsp),
-                           {"ffn.", "ffn.x0", "ffn.xdown", "ffn.dxdown", "ffn.dx0"});
+                           {"ffn.", "ffn.x0", "ffn.xdown", "ffn.dxdown", "ffn.dx0"}, megatron);
 }
 
 expr::Expr sym(const char* name) { return expr::Expr::symbol(name); }
 
+// Megatron-LM's vocabulary layers around the blocks. Tied on one stage: the
+// output layer reads the input embedding's weight and the weight's gradient
+// is the sum of both uses. Tied on stages apart: each end holds a copy,
+// marked tied (the tie-embeddings pass sums their gradients once per step).
+void append_megatron_vocabulary(Graph& g, const std::string& last, bool tpsp,
+                                const MegatronParts& megatron) {
+  using Kind = graph::Placement::Kind;
+  g.append(megatron_input_embedding(), "in_emb.", {}, {Kind::kFirst, 0});
+  g.append(megatron_output_layer(tpsp), "out_emb.", {}, {Kind::kLast, 0});
+  g.link("in_emb.y", "transformer.0.input_norm.x");
+  g.link("transformer.0.input_norm.dx", "in_emb.dy");
+  g.link(last + "ffn_res.y", "out_emb.x");
+  g.link("out_emb.dx", last + "ffn_res.dy");
+  if (!megatron.tie_embeddings) return;
+  if (megatron.tied_stages_apart) {
+    g.mutable_tensor(g.at("in_emb.w")).tied = true;
+    g.mutable_tensor(g.at("out_emb.w")).tied = true;
+    return;
+  }
+  g.link("in_emb.w", "out_emb.w");
+  graph::Tensor& shared = g.mutable_tensor_keep_result(g.at("out_emb.w"));
+  shared.require_grads = false;  // a view of the input embedding's weight
+  shared.role = graph::Role::kActivation;
+  const graph::Placement first = g[g.at("in_emb.dw")].placement;
+  const int sum = g.op("in_emb.dw_tied", graph::Op::kAdd, "in_emb.dw", "out_emb.dw",
+                       "Dvocal/tp, Dmodel", "Dvocal/tp, Dmodel", "1/(cp*dp)", "1/(cp*dp)");
+  graph::Tensor& t = g.mutable_tensor_keep_result(sum);
+  t.placement = first;
+  t.backward = true;
+  g.mutable_tensor_keep_result(g.at("in_emb.dw")).grad_of = -1;
+  g.mutable_tensor_keep_result(g.at("out_emb.dw")).grad_of = -1;
+  g.mutable_tensor_keep_result(sum).grad_of = g.at("in_emb.w");
+}
+
 }  // namespace
 
-Graph gpt_attention(bool tpsp, bool grouped_query) {
-  return attention(Layout(tpsp), grouped_query);
+Graph gpt_attention(bool tpsp, bool grouped_query, const MegatronParts& megatron) {
+  return attention(Layout(tpsp), grouped_query, megatron);
 }
 Graph gpt_layer_norm(bool tpsp) { return layer_norm(Layout(tpsp)); }
 Graph gpt_residual(bool tpsp) { return residual(Layout(tpsp)); }
@@ -251,7 +293,7 @@ Graph gpt_feed_forward(bool tpsp, bool gated) {
 }
 
 Graph gpt_decoder_block(bool tpsp, const Graph& attention_module, const Graph& ffn,
-                        const FfnPorts& ports) {
+                        const FfnPorts& ports, const MegatronParts& megatron) {
   const Layout l(tpsp);
   Graph g;
   g.append(layer_norm(l), "input_norm.", {}, {});
@@ -281,11 +323,12 @@ Graph gpt_decoder_block(bool tpsp, const Graph& attention_module, const Graph& f
   };
   sum_into("input_norm.dy", "mha.dx", "mha_res.dx2");
   sum_into("post_attn_norm.dy", ports.dx, "ffn_res.dx2");
-  flatten_block_weights(g);
+  flatten_block_weights(g, megatron.reduce_per_step);
   return g;
 }
 
-Model assemble_decoder_model(const Graph& block, int num_stacks, bool tpsp) {
+Model assemble_decoder_model(const Graph& block, int num_stacks, bool tpsp,
+                             const MegatronParts& megatron) {
   using Kind = graph::Placement::Kind;
   Model m;
   Graph& g = m.graph;
@@ -298,17 +341,21 @@ Model assemble_decoder_model(const Graph& block, int num_stacks, bool tpsp) {
       g.link(p + "input_norm.dx", prev + "ffn_res.dy");
     }
   }
-  const Graph emb = embedding(tpsp);
-  g.append(emb, "in_emb.", {{"Din", sym("Dvocal")}, {"Dout", sym("Dmodel")}}, {Kind::kFirst, 0});
-  g.append(emb, "out_emb.", {{"Din", sym("Dmodel")}, {"Dout", sym("Dvocal")}}, {Kind::kLast, 0});
   const std::string last = "transformer." + std::to_string(num_stacks - 1) + ".";
-  g.link("in_emb.y", "transformer.0.input_norm.x");
-  g.link("transformer.0.input_norm.dx", "in_emb.dy");
-  g.link(last + "ffn_res.y", "out_emb.x");
-  g.link("out_emb.dx", last + "ffn_res.dy");
-  g.append(loss(Layout(tpsp)), "loss.", {}, {Kind::kLast, 0});
-  g.link("out_emb.y", "loss.y");
-  g.link("loss.dy", "out_emb.dy");
+  if (megatron.enabled) {
+    append_megatron_vocabulary(g, last, tpsp, megatron);
+  } else {
+    const Graph emb = embedding(tpsp);
+    g.append(emb, "in_emb.", {{"Din", sym("Dvocal")}, {"Dout", sym("Dmodel")}}, {Kind::kFirst, 0});
+    g.append(emb, "out_emb.", {{"Din", sym("Dmodel")}, {"Dout", sym("Dvocal")}}, {Kind::kLast, 0});
+    g.link("in_emb.y", "transformer.0.input_norm.x");
+    g.link("transformer.0.input_norm.dx", "in_emb.dy");
+    g.link(last + "ffn_res.y", "out_emb.x");
+    g.link("out_emb.dx", last + "ffn_res.dy");
+    g.append(loss(Layout(tpsp)), "loss.", {}, {Kind::kLast, 0});
+    g.link("out_emb.y", "loss.y");
+    g.link("loss.dy", "out_emb.dy");
+  }
   using mesh::AxisKind;
   m.axes = {{"dp", "dp", AxisKind::kData},
             {"tp", "tp", AxisKind::kTensor},
@@ -320,8 +367,8 @@ Model assemble_decoder_model(const Graph& block, int num_stacks, bool tpsp) {
 }
 
 Model build_gpt(const GptConfig& config) {
-  return assemble_decoder_model(decoder_block(config.tpsp, config.llama), config.num_stacks,
-                                config.tpsp);
+  return assemble_decoder_model(decoder_block(config.tpsp, config.llama, config.megatron),
+                                config.num_stacks, config.tpsp, config.megatron);
 }
 
 }  // namespace stg::models

@@ -12,19 +12,35 @@
 
 namespace stg::models {
 
+// What --framework megatron changes in the decoder models (docs/megatron.md);
+// disabled: the reference generator's model.
+struct MegatronParts {
+  bool enabled = false;
+  // The input and output embedding share one weight. Stages apart (pp > 1):
+  // each end holds a copy, marked Tensor::tied.
+  bool tie_embeddings = false;
+  bool tied_stages_apart = false;
+  // Attention charged for the causal half of the score matrix.
+  bool causal_saving = false;
+  // Weight gradients stay partial sums over the micro-batches and are reduced
+  // once per step (ZeRO 0-2); otherwise per micro-batch (ZeRO 3).
+  bool reduce_per_step = false;
+};
+
 struct GptConfig {
   int num_stacks = 80;
   bool tpsp = true;
   // LLaMA: grouped-query attention (KVHead key/value heads) and a gated FFN
   // (up, gate, down) instead of multi-head attention and a two-matrix FFN.
   bool llama = false;
+  MegatronParts megatron;
 };
 
 Model build_gpt(const GptConfig& config);
 
 // The attention block (projections + fused kernel) and the FFN, shared with
 // the MoE model.
-graph::Graph gpt_attention(bool tpsp, bool grouped_query);
+graph::Graph gpt_attention(bool tpsp, bool grouped_query, const MegatronParts& megatron = {});
 graph::Graph gpt_layer_norm(bool tpsp);
 graph::Graph gpt_residual(bool tpsp);
 graph::Graph gpt_embedding(bool tpsp);
@@ -42,9 +58,13 @@ struct FfnPorts {
 // attention, residual, post-attention norm, FFN, residual; weights flattened
 // for FSDP.
 graph::Graph gpt_decoder_block(bool tpsp, const graph::Graph& attention_module,
-                               const graph::Graph& ffn, const FfnPorts& ports);
+                               const graph::Graph& ffn, const FfnPorts& ports,
+                               const MegatronParts& megatron = {});
 // num_stacks blocks between the vocabulary embedding and output embedding
 // with loss; the axes of the later reference's models.
-Model assemble_decoder_model(const graph::Graph& block, int num_stacks, bool tpsp);
+// With `megatron` enabled: Megatron-LM's vocabulary layers
+// (models/megatron_embedding.h), tied or not.
+Model assemble_decoder_model(const graph::Graph& block, int num_stacks, bool tpsp,
+                             const MegatronParts& megatron = {});
 
 }  // namespace stg::models

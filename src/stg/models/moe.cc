@@ -121,15 +121,17 @@ Graph moe_ffn(int experts_per_rank) {
   return g;
 }
 
-Graph decoder_block(int experts_per_rank) {
-  return gpt_decoder_block(true, gpt_attention(true, /*grouped_query=*/true),
-                           moe_ffn(experts_per_rank), {"", "moe.x", "moe.y", "moe.dy", "moe.dx"});
+Graph decoder_block(int experts_per_rank, const MegatronParts& megatron) {
+  return gpt_decoder_block(true, gpt_attention(true, /*grouped_query=*/true, megatron),
+                           moe_ffn(experts_per_rank), {"", "moe.x", "moe.y", "moe.dy", "moe.dx"},
+                           megatron);
 }
 
 }  // namespace
 
 Model build_moe(const MoeConfig& config) {
-  Model m = assemble_decoder_model(decoder_block(config.experts_per_rank), config.num_stacks, true);
+  Model m = assemble_decoder_model(decoder_block(config.experts_per_rank, config.megatron),
+                                   config.num_stacks, true, config.megatron);
   m.axes.push_back({"ep", "ep", mesh::AxisKind::kExpert});
   return m;
 }

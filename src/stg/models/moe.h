@@ -5,6 +5,7 @@
 // with ALL_TO_ALL over the ep group.
 #pragma once
 
+#include "stg/models/gpt.h"
 #include "stg/models/model.h"
 
 namespace stg::models {
@@ -12,6 +13,7 @@ namespace stg::models {
 struct MoeConfig {
   int num_stacks = 80;
   int experts_per_rank = 4;  // Experts / ep
+  MegatronParts megatron;
 };
 
 Model build_moe(const MoeConfig& config);

@@ -25,6 +25,9 @@ struct Workload {
   std::map<std::string, expr::Expr> micro_batch_renames;
   int micro_batches = 1;
   int zero_stage = 0;
+  // Mesh group index of Megatron's embedding group (tied embeddings on
+  // stages apart), or -1.
+  int embedding_group = -1;
   // Things worth telling the user that do not stop the run (flags that have
   // no effect); the command line prints them as "stg: note: ...".
   std::vector<std::string> notes;

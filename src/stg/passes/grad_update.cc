@@ -26,6 +26,7 @@ Tensor view_of(const graph::Graph& g, int w, const std::string& name, int revisi
 void AddWeightUpdates::run(graph::Graph& g, Analyses& a) {
   UpdateOptions options;
   options.zero_stage = zero_stage_;
+  options.distributed_optimizer = distributed_optimizer_;
   const int data = a.mesh().find(mesh::AxisKind::kData);
   if (data >= 0) options.data_symbol = a.mesh().axis(data).symbol;
   if ((zero_stage_ == 1 || zero_stage_ == 2) && data < 0)
@@ -49,7 +50,8 @@ void add_weight_updates(graph::Graph& g, const std::vector<int>& grad_of_weight,
     if (sharded_update && !shape.empty() && !shape[0].has_symbol(options.data_symbol)) {
       shape[0] = shape[0] / Expr::symbol(options.data_symbol);
       hidden = {Expr::constant(1)};
-      if (options.zero_stage == 1 && !g.result(dw).y_hidden.empty()) {
+      if (options.zero_stage == 1 && !options.distributed_optimizer &&
+          !g.result(dw).y_hidden.empty()) {
         // Stage 1 keeps the full gradient all-reduce before the update.
         Tensor r = view_of(g, w, g[dw].name + "_reduced", g[dw].revision, Op::kIdentity);
         r.x1 = dw;

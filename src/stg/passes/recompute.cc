@@ -31,10 +31,11 @@ bool recomputable(const graph::Graph& g, int i) {
 
 }  // namespace
 
-int add_recomputation(graph::Graph& g) {
+int add_recomputation(graph::Graph& g, bool selective) {
   const int n = static_cast<int>(g.size());
   std::vector<bool> redo(n, false);
-  for (int i = 0; i < n; ++i) redo[i] = recomputable(g, i);
+  for (int i = 0; i < n; ++i)
+    redo[i] = recomputable(g, i) && (!selective || g[i].selective_recompute);
 
   // The gradient entering each block: backward tensors of the block fed by
   // a backward tensor outside it.

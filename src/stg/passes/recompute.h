@@ -12,13 +12,21 @@
 
 namespace stg::passes {
 
-// Returns the number of tensors recomputed.
-int add_recomputation(graph::Graph& g);
+// Returns the number of tensors recomputed. `selective`: only the tensors
+// marked Tensor::selective_recompute (the attention core, Korthikanti et
+// al.), not the block's whole forward pass.
+int add_recomputation(graph::Graph& g, bool selective = false);
 
 class AddRecomputation : public Pass {
  public:
-  std::string_view name() const override { return "recompute"; }
-  void run(graph::Graph& g, Analyses&) override { add_recomputation(g); }
+  explicit AddRecomputation(bool selective = false) : selective_(selective) {}
+  std::string_view name() const override {
+    return selective_ ? "recompute-selective" : "recompute";
+  }
+  void run(graph::Graph& g, Analyses&) override { add_recomputation(g, selective_); }
+
+ private:
+  bool selective_;
 };
 
 }  // namespace stg::passes
