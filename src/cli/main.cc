@@ -199,6 +199,8 @@ int generate_main(int argc, char** argv) {
                  "megatron: charge attention for the causal half only (0/1; default 0)");
   app.add_option("--grad_dtype", grad_dtype,
                  "megatron: gradient element type for accumulation and reduction (default fp32)");
+  app.add_option("--make_vocab_size_divisible_by", o.make_vocab_size_divisible_by,
+                 "megatron: pad the vocabulary to a multiple of this x tp (default 128; 1: none)");
   app.add_option("--units", units, "stg (elements, MACs; default) or physical (bytes, FLOPs)");
   app.add_option("--dtype", dtype, "fp32, bf16 (default), fp16 or fp8: bytes per element");
   app.add_option("--ranks", o.ranks,

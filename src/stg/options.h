@@ -78,6 +78,9 @@ struct Options {
   std::optional<bool> tie_embeddings;
   std::optional<bool> causal_saving;
   std::optional<DType> grad_dtype;
+  // Megatron-LM pads the vocabulary to a multiple of this x tp (its
+  // --make-vocab-size-divisible-by, default 128); 1: no padding.
+  std::optional<int64_t> make_vocab_size_divisible_by;
 
   lower::Schedule pipeline_schedule = lower::Schedule::kNone;
   int virtual_stages = 1;  // chunks per stage (interleaved)

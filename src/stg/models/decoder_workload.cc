@@ -6,6 +6,26 @@
 
 namespace stg::models {
 
+namespace {
+
+// Megatron-LM computes the logits over a vocabulary padded to a multiple of
+// --make_vocab_size_divisible_by x tp, so that every tp rank holds whole rows.
+void pad_vocabulary(Workload& w, const Options& o, int64_t tp) {
+  const int64_t unit = o.make_vocab_size_divisible_by.value_or(128);
+  require(unit >= 1, "--make_vocab_size_divisible_by " + num(unit) +
+                         " is not valid: use a whole number >= 1 (1: no padding)");
+  int64_t& vocab = w.values.by_symbol.at("Dvocal");
+  const int64_t multiple = unit * tp;
+  const int64_t padded = (vocab + multiple - 1) / multiple * multiple;
+  if (padded == vocab) return;
+  w.notes.push_back("--dvocal " + num(vocab) + " padded to " + num(padded) +
+                    " (a multiple of --make_vocab_size_divisible_by " + num(unit) + " x tp " +
+                    num(tp) + ", as Megatron-LM does)");
+  vocab = padded;
+}
+
+}  // namespace
+
 Workload decoder_workload(const Options& o) {
   const ModelKind kind = o.model_kind();
   const bool moe = kind == ModelKind::kMoe;
@@ -36,6 +56,7 @@ Workload decoder_workload(const Options& o) {
                 {"KVHead", "--kvhead", o.kvhead, 8},
                 {"Experts", "--experts", o.experts, 8},
                 {"KExperts", "--kexperts", o.kexperts, 2}});
+  if (o.megatron()) pad_vocabulary(w, o, moe ? o.tp : o.tp * o.ep);
   const auto& v = w.values.by_symbol;
   require(batch % micro == 0, "--batch " + num(batch) + " is not divisible by --micro_batch " +
                                   num(micro) +

@@ -28,6 +28,7 @@ void check_framework(const Options& o) {
   megatron_only(o.tie_embeddings.has_value(), "--tie_embeddings");
   megatron_only(o.causal_saving.has_value(), "--causal_saving");
   megatron_only(o.grad_dtype.has_value(), "--grad_dtype");
+  megatron_only(o.make_vocab_size_divisible_by.has_value(), "--make_vocab_size_divisible_by");
   megatron_only(o.recompute() == Recompute::kSelective, "--activation_recompute selective");
 }
 
