@@ -46,7 +46,7 @@ std::string count_text(const RankSpread& s) {
 void append_row(std::string& out, const std::string& label, int64_t ranks, const RankSpread& ops,
                 const RankSpread& bytes) {
   char line[512];
-  std::snprintf(line, sizeof line, "  %-18s %6lld %12s %48s %20lld\n", label.c_str(),
+  std::snprintf(line, sizeof line, "  %-22s %6lld %12s %44s %20lld\n", label.c_str(),
                 static_cast<long long>(ranks), count_text(ops).c_str(), spread_text(bytes).c_str(),
                 static_cast<long long>(bytes.total));
   out += line;
@@ -146,7 +146,7 @@ std::string format_step_figures(const StepFigures& f) {
                     spread_text(f.flops) + "\n";
   if (f.axes.empty()) return out + "  no communication\n";
   char line[512];
-  std::snprintf(line, sizeof line, "  %-18s %6s %12s %48s %20s\n", "axis", "ranks", "count/rank",
+  std::snprintf(line, sizeof line, "  %-22s %6s %12s %44s %20s\n", "axis", "ranks", "count/rank",
                 "bytes/rank: min .. max", "bytes total");
   out += line;
   for (const AxisFigures& a : f.axes) {
