@@ -18,6 +18,7 @@
 #include "stg/models/hf_config.h"
 #include "stg/models/presets.h"
 #include "stg/models/registry.h"
+#include "stg/report/step_figures.h"
 #include "stg/tools/inspect.h"
 #include "stg/tools/validate.h"
 
@@ -142,6 +143,7 @@ int generate_main(int argc, char** argv) {
   bool quiet = false;
   bool validate = false;
   bool print_passes = false;
+  bool print_step_figures = false;
   std::string preset, hf_config;
 
   app.add_option("--output_dir", o.output_dir, "directory for the traces and the comm-group file");
@@ -213,6 +215,9 @@ int generate_main(int argc, char** argv) {
   app.add_flag("--quiet", quiet, "print nothing on success");
   app.add_flag("--print_passes", print_passes,
                "print the pass pipeline of this run and exit (writes nothing)");
+  app.add_flag("--print_step_figures", print_step_figures,
+               "after the run, print FLOPs per rank and bytes per parallel axis per rank "
+               "(as `stg inspect` does)");
   app.add_option("--dump_after", o.dump_after,
                  "write the graph after pass PASS as <output_dir>/PASS.csv (--module_csv format)");
   app.add_flag("--validate", validate, "validate the output (stg validate) after writing it");
@@ -316,6 +321,7 @@ int generate_main(int argc, char** argv) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (!s.memory_report.empty()) std::fputs(s.memory_report.c_str(), stdout);
+    if (print_step_figures) std::fputs(stg::report::format_step_figures(s.step).c_str(), stdout);
     if (!quiet)
       std::printf("stg: %lld ranks, %lld files, %lld bytes, %lld nodes in %.3f s -> %s\n",
                   static_cast<long long>(s.ranks), static_cast<long long>(s.files),

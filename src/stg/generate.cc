@@ -23,6 +23,7 @@
 #include "stg/passes/recompute.h"
 #include "stg/passes/tie_embeddings.h"
 #include "stg/report/memory.h"
+#include "stg/report/stage_figures.h"
 #include "stg/util/parallel.h"
 
 namespace stg {
@@ -246,6 +247,11 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
     summary.memory_report = report::format_memory(report::memory_by_stage(g, w.mesh, w.values, m),
                                                   layout.ranks_per_stage());
   }
+  summary.step =
+      report::step_figures(stages, w.mesh, first_rank, last_rank,
+                           lo.kernel_flops ? "FLOPs and bytes: --units physical"
+                                           : "--units stg: num_ops in multiply-accumulates or "
+                                             "element operations, sizes in elements");
   summary.ranks = layout.num_ranks();
   summary.comm_group_path = out.comm_group_name;
   const std::string groups = layout.comm_group_json();

@@ -4,15 +4,19 @@
 #include <array>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 #include <limits>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <unordered_map>
 #include <utility>
 
+#include "stg/report/step_figures.h"
+#include "stg/tools/group_axes.h"
 #include "stg/tools/trace_reader.h"
 #include "stg/tools/trace_set.h"
 #include "stg/util/graph_algo.h"
@@ -54,6 +58,10 @@ struct RankRow {
   CountSize coll, send, recv;
   int64_t missing_attr_nodes = 0;
   uint64_t structure_hash = 0;
+  // For the per-step figures (the rank's first file only).
+  bool first_file = false;
+  std::map<std::string, CountSize> coll_by_group;  // group id text ("" when missing)
+  int64_t p2p_distance = 0;                        // smallest |peer - rank| of a SEND/RECV; 0: none
 };
 
 // Everything else of a file, merged into the totals and dropped.
@@ -157,6 +165,35 @@ json row_json(const RankRow& r) {
               {"structure_hash", hex16(r.structure_hash)}};
 }
 
+// Ranks per pipeline stage as the transfers show it: the smallest distance
+// to a SEND/RECV peer (group_axes.h); 0 when there are none.
+int64_t ranks_per_stage(const std::vector<RankRow>& rows) {
+  int64_t r = 0;
+  for (const RankRow& row : rows)
+    if (row.first_file && row.p2p_distance > 0 && (r == 0 || row.p2p_distance < r))
+      r = row.p2p_distance;
+  return r;
+}
+
+// The per-step figures of the ranks read (their first file each).
+report::StepFigures step_figures(const std::vector<RankRow>& rows, const CommGroups& groups) {
+  const std::map<std::string, std::string> axes = group_axes(groups, ranks_per_stage(rows));
+  report::StepFigures f;
+  f.units = "num_ops and comm_size as the traces store them";
+  for (const RankRow& row : rows) {
+    if (!row.first_file) continue;
+    report::RankStep step;
+    step.flops = row.num_ops;
+    for (const auto& [group, c] : row.coll_by_group) {
+      const auto it = axes.find(group);
+      step.axes[it == axes.end() ? "other" : it->second].add({c.count, c.size, 0, 0});
+    }
+    step.axes["pp"].add({row.send.count, row.send.size, row.recv.count, row.recv.size});
+    f.add(row.rank, step);
+  }
+  return f;
+}
+
 }  // namespace
 
 json inspect_dir(const std::string& dir, const InspectOptions& options) {
@@ -184,6 +221,8 @@ json inspect_dir(const std::string& dir, const InspectOptions& options) {
   FileDetail total;
   std::mutex mutex;
   std::vector<std::pair<int64_t, std::string>> read_errors;
+  std::set<std::string> first_files;
+  for (const auto& rf : set.rank_files()) first_files.insert(rf.second);
   try {
     // Every file, a rank's second file too.
     set.for_each_file(options.threads, [&](int64_t rank, const std::string& path) {
@@ -191,6 +230,7 @@ json inspect_dir(const std::string& dir, const InspectOptions& options) {
       FileDetail detail;
       row.rank = rank;
       row.file = fs::path(path).filename().string();
+      row.first_file = first_files.count(path) > 0;
       std::vector<TraceNode> nodes;
       {
         TraceReader reader;
@@ -221,6 +261,7 @@ json inspect_dir(const std::string& dir, const InspectOptions& options) {
           case NodeKind::kColl: {
             const int64_t size = n.comm_size.value_or(0);
             row.coll.add(size);
+            row.coll_by_group[n.group.value_or("")].add(size);
             detail.coll_by_type[n.comm_type.value_or(-1)].add(size);
             int64_t gsize = -1;
             if (n.group) {
@@ -236,11 +277,15 @@ json inspect_dir(const std::string& dir, const InspectOptions& options) {
             break;
           }
           case NodeKind::kSend:
-            row.send.add(n.comm_size.value_or(0));
+          case NodeKind::kRecv: {
+            (n.kind == NodeKind::kSend ? row.send : row.recv).add(n.comm_size.value_or(0));
+            const std::optional<int64_t>& peer =
+                n.kind == NodeKind::kSend ? n.comm_dst : n.comm_src;
+            const int64_t distance = peer ? std::abs(*peer - rank) : 0;
+            if (distance > 0 && (row.p2p_distance == 0 || distance < row.p2p_distance))
+              row.p2p_distance = distance;
             break;
-          case NodeKind::kRecv:
-            row.recv.add(n.comm_size.value_or(0));
-            break;
+          }
           default:
             break;
         }
@@ -352,6 +397,7 @@ json inspect_dir(const std::string& dir, const InspectOptions& options) {
   out["collectives"]["groups_used"] = static_cast<int64_t>(total.groups_used.size());
   out["send"] = count_size_json(sum.send);
   out["recv"] = count_size_json(sum.recv);
+  out["step"] = report::to_json(step_figures(rows, comm_groups));
 
   // Structure groups, in order of their first rank.
   std::vector<std::pair<uint64_t, std::vector<int64_t>>> groups(by_hash.begin(), by_hash.end());
@@ -454,6 +500,10 @@ void print_text(const json& j) {
               num(get(j["send"], "size")).c_str());
   std::printf("  %-22s %10s %20s\n", "recv", num(get(j["recv"], "count")).c_str(),
               num(get(j["recv"], "size")).c_str());
+
+  if (j.contains("step"))
+    std::printf("\n%s",
+                report::format_step_figures(report::step_figures_from_json(j["step"])).c_str());
 
   const json& sg = j["structure_groups"];
   std::printf(

@@ -1,8 +1,9 @@
 // `stg inspect DIR`: a summary of a directory of per-rank Chakra traces
 // (ours or the reference's): ranks, nodes by type, total compute, sizes per
 // collective type and per group size, send/recv, structure groups (ranks
-// whose graphs are identical up to group ids, peers and tags) and file
-// sizes; `--json` prints the same figures as JSON.
+// whose graphs are identical up to group ids, peers and tags), file sizes
+// and the per-step figures (report/step_figures.h: FLOPs per rank, bytes per
+// parallel axis per rank); `--json` prints the same figures as JSON.
 #pragma once
 
 #include <nlohmann/json.hpp>

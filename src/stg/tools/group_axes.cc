@@ -1,0 +1,86 @@
+#include "stg/tools/group_axes.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace stg::tools {
+namespace {
+
+using Group = std::pair<std::string, std::vector<int64_t>>;
+
+// Decimal ids in numeric order without parsing them (any length).
+bool id_less(const std::string& a, const std::string& b) {
+  auto digits = [](const std::string& s) {
+    const size_t first = s.find_first_not_of('0');
+    return first == std::string::npos ? std::string() : s.substr(first);
+  };
+  const std::string x = digits(a), y = digits(b);
+  return x.size() != y.size() ? x.size() < y.size() : x < y;
+}
+
+// Whether groups[begin, begin + N/degree) are N/degree groups of `degree`
+// ranks that hold every rank 0..N-1 once.
+bool is_block(const std::vector<const Group*>& groups, size_t begin, int64_t degree, int64_t n) {
+  if (degree < 1 || n % degree != 0) return false;
+  const size_t count = static_cast<size_t>(n / degree);
+  if (begin + count > groups.size()) return false;
+  std::vector<bool> seen(static_cast<size_t>(n), false);
+  for (size_t g = begin; g < begin + count; ++g) {
+    const std::vector<int64_t>& members = groups[g]->second;
+    if (static_cast<int64_t>(members.size()) != degree) return false;
+    for (int64_t r : members) {
+      if (r < 0 || r >= n || seen[static_cast<size_t>(r)]) return false;
+      seen[static_cast<size_t>(r)] = true;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> group_axes(const CommGroups& comm_groups,
+                                              int64_t ranks_per_stage) {
+  std::vector<const Group*> groups;
+  int64_t n = 0;
+  for (const Group& g : comm_groups.groups) {
+    groups.push_back(&g);
+    for (int64_t r : g.second) n = std::max(n, r + 1);
+  }
+  std::stable_sort(groups.begin(), groups.end(),
+                   [](const Group* a, const Group* b) { return id_less(a->first, b->first); });
+  std::map<std::string, std::string> axes;
+  if (n == 0) {  // no ranks: no layout to read
+    for (const Group* g : groups) axes.emplace(g->first, "other");
+    return axes;
+  }
+  const int64_t per_stage = ranks_per_stage >= 1 && ranks_per_stage <= n ? ranks_per_stage : n;
+
+  constexpr const char* kSpatial[] = {"dp", "tp", "cp", "ep"};
+  size_t next = 0;
+  int64_t product = 1;
+  for (const char* name : kSpatial) {
+    if (next >= groups.size()) break;
+    const int64_t degree = static_cast<int64_t>(groups[next]->second.size());
+    if (degree < 1) break;
+    if (degree != 1 && (product >= per_stage || per_stage % (product * degree) != 0)) break;
+    if (!is_block(groups, next, degree, n)) break;
+    for (size_t end = next + static_cast<size_t>(n / degree); next < end; ++next)
+      axes.emplace(groups[next]->first, name);
+    product *= degree;
+  }
+
+  const int64_t last_stage = n / per_stage - 1;
+  for (; next < groups.size(); ++next) {
+    const std::vector<int64_t>& m = groups[next]->second;
+    bool embedding = false;
+    if (m.size() == 2 && last_stage > 0) {
+      const int64_t a = std::min(m[0], m[1]), b = std::max(m[0], m[1]);
+      embedding =
+          a / per_stage == 0 && b / per_stage == last_stage && a % per_stage == b % per_stage;
+    }
+    axes.emplace(groups[next]->first, embedding ? "embedding" : "other");
+  }
+  return axes;
+}
+
+}  // namespace stg::tools

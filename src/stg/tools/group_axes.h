@@ -1,0 +1,33 @@
+// The parallel axis of every group of a comm-group file, read from the file
+// alone: stg's layout (docs/facts.md §4) has one block of groups per spatial
+// axis (dp, tp, cp, ep), in that order, with ids from 1; a block of an axis
+// of degree d holds N/d groups of d ranks (singletons too). Megatron's
+// tied-embedding groups (one per rank position of a stage, pairing the first
+// and the last stage) follow the blocks.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include "stg/tools/trace_reader.h"
+
+namespace stg::tools {
+
+// Axis names: "dp", "tp", "cp", "ep", "embedding", "other".
+//
+// `ranks_per_stage` (R) tells the blocks of the spatial axes from what
+// follows them; pass the number of ranks N when the traces have no
+// SEND/RECV, else the smallest rank distance of a SEND/RECV (the pipeline
+// peers of a rank are multiples of R away). Blocks are taken in id order
+// as dp, tp, cp, ep while the product of their degrees is below R, and
+// blocks of singletons whatever the product; a block that is not a
+// partition of the N ranks ends the walk. Of the remaining groups, one of
+// two ranks on the first and the last stage at the same position in the
+// stage is "embedding"; anything else is "other".
+//
+// Total: every group gets a name, whatever the input. N is one more than
+// the largest member; an R outside 1..N counts as N.
+std::map<std::string, std::string> group_axes(const CommGroups& groups, int64_t ranks_per_stage);
+
+}  // namespace stg::tools
