@@ -6,7 +6,8 @@ namespace stg::report {
 
 std::string reported_axis(const mesh::Mesh& mesh, int axis) {
   if (axis < 0) return "other";
-  if (axis >= mesh.size()) return "embedding";
+  if (axis >= mesh.num_group_kinds()) return "other";
+  if (axis >= mesh.size()) return mesh.group_name(axis);  // a stage group: "embedding"
   const std::string& name = mesh.axis(axis).name;
   if (name == "sp" || name == "cp") return "cp";
   if (name == "dp" || name == "tp" || name == "ep") return name;
