@@ -303,8 +303,8 @@ class StageLowering {
     }
   }
 
-  // Drops removed nodes and duplicate deps, orders nodes topologically (in
-  // the chosen NodeOrder) and numbers them 0..n-1 in file order.
+  // Drops removed nodes and duplicate deps, orders nodes in the chosen
+  // NodeOrder and numbers them 0..n-1 in file order.
   StageGraph finish() {
     const int n = static_cast<int>(nodes_.size());
     std::vector<std::vector<int>> children(n);
@@ -321,20 +321,28 @@ class StageLowering {
       for (auto* deps : {&nodes_[i].data_deps, &nodes_[i].ctrl_deps})
         for (uint64_t d : *deps) children[d].push_back(i);
     }
+    const auto keep = [this](size_t k) { return !removed_[k]; };
+    const auto kept = std::count(removed_.begin(), removed_.end(), false);
+    if (static_cast<int64_t>(util::topological_order(children, keep).size()) != kept)
+      throw graph::GraphError("stage " + std::to_string(stage_) + " has a dependency cycle");
+    std::vector<int> order;
+    if (options_.order == NodeOrder::kIssue) {
+      order = issue_order(nodes_, removed_);
+      if (static_cast<int64_t>(order.size()) != kept)
+        throw std::logic_error("stage " + std::to_string(stage_) + ": the issue order left out " +
+                               std::to_string(kept - static_cast<int64_t>(order.size())) +
+                               " nodes");
+    } else {
+      for (int i = 0; i < n; ++i)
+        if (keep(i)) order.push_back(i);
+    }
     std::vector<uint64_t> new_id(n, 0);
     StageGraph out;
     out.stage = stage_;
-    const std::vector<int> order =
-        options_.order == NodeOrder::kIssue
-            ? issue_order(nodes_, removed_)
-            : util::stable_topological_order(children, [this](size_t k) { return !removed_[k]; });
     for (int i : order) {
       new_id[i] = out.nodes.size();
       out.nodes.push_back(std::move(nodes_[i]));
     }
-    const auto kept = std::count(removed_.begin(), removed_.end(), false);
-    if (static_cast<int64_t>(out.nodes.size()) != kept)
-      throw graph::GraphError("stage " + std::to_string(stage_) + " has a dependency cycle");
     for (size_t i = 0; i < out.nodes.size(); ++i) {
       out.nodes[i].id = i;
       for (uint64_t& d : out.nodes[i].data_deps) d = new_id[d];

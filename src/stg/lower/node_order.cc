@@ -25,11 +25,17 @@ class IssueOrder {
     for (int i = 0; i < n_; ++i)
       if (!removed_[i]) for_each_dep(i, [&](int d) { blocking_[i] += pulled_[d] ? 0 : 1; });
     emitted_.assign(n_, false);
+    // A SEND or collective of a value no node of this stage produces (its
+    // producer did no work and was dropped) goes first.
+    for (int i = 0; i < n_; ++i)
+      if (!removed_[i] && !is_compute(i) && !pulled_[i] && remaining_[i] == 0 && !emitted_[i])
+        emit(i);
     for (int i = 0; i < n_; ++i)
       if (!removed_[i] && is_compute(i) && blocking_[i] == 0) ready_.push(i);
     while (!ready_.empty()) {
       const int c = ready_.top();
       ready_.pop();
+      if (emitted_[c]) continue;  // pushed twice: by a zero-input comm node and the scan above
       for_each_dep(c, [&](int d) { pull(d); });
       emit(c);
     }

@@ -11,9 +11,11 @@
 namespace stg::lower {
 
 enum class NodeOrder {
-  // The reference generator's: nodes are created per op in graph order,
-  // then the stage's SENDs and RECVs in link (tag) order; the stage is
-  // sorted topologically taking the earliest created ready node first.
+  // The reference generator's: nodes are numbered as they are created, per
+  // op in graph order (an op's compute node, then the collectives on its
+  // first input, then those on its second), then the stage's SENDs and
+  // RECVs in link (tag) order. Not topological: a compute node comes before
+  // the collectives it reads, and dependencies point to later ids.
   kReference,
   // The order a framework issues the work: compute in graph order, each
   // SEND and collective right behind the node that produces its input, each
