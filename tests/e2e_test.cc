@@ -337,8 +337,9 @@ Output read_output(const fs::path& dir, const std::string& pattern, const std::s
   return o;
 }
 
-// The consumer rules of docs/facts.md §6 plus stg's own promise of ids 0..n-1
-// in topological file order.
+// The consumer rules of docs/facts.md §6 plus stg's own promises: ids 0..n-1
+// in file order, and the reference's numbering (§5.8): the SENDs and RECVs
+// are the last nodes, in tag order.
 void check_invariants(const Output& o) {
   using Msg = std::tuple<int64_t, int64_t, int64_t, int64_t>;  // src, dst, tag, size
   std::multiset<Msg> sends, recvs;
@@ -360,7 +361,6 @@ void check_invariants(const Output& o) {
           ADD_FAILURE() << "node " << nodes[i].id << " depends on missing id " << d;
           continue;
         }
-        EXPECT_LT(d, nodes[i].id) << "dependency not earlier in the file";
         users[it->second].push_back(i);
         ++indegree[i];
       }
@@ -377,6 +377,15 @@ void check_invariants(const Output& o) {
         if (--indegree[u] == 0) ready.push_back(u);
     }
     EXPECT_EQ(visited, nodes.size()) << "dependency graph has a cycle";
+
+    auto is_p2p = [](const EtNode& n) {
+      return n.type == "COMM_SEND_NODE" || n.type == "COMM_RECV_NODE";
+    };
+    const auto tail = std::find_if(nodes.begin(), nodes.end(), is_p2p);
+    EXPECT_TRUE(std::all_of(tail, nodes.end(), is_p2p)) << "a node after the first SEND/RECV";
+    EXPECT_TRUE(std::is_sorted(tail, nodes.end(), [](const EtNode& a, const EtNode& b) {
+      return a.tag < b.tag;
+    })) << "SENDs and RECVs not in tag order";
 
     for (const EtNode& n : nodes) {
       if (n.type == "COMM_COLL_NODE") {

@@ -449,9 +449,15 @@ TEST(FeaturesSchedules, ValidateCleanAndCtrlDepsOnlyWithASchedule) {
     expect_no_singleton_collective(out);
     for (const auto& [rank, nodes] : out.ranks) {
       int64_t ctrl = 0;
+      std::set<uint64_t> compute;  // ctrl_deps order compute nodes of steps
+      for (const TraceNode& n : nodes)
+        if (n.kind == tools::NodeKind::kComp) compute.insert(n.id);
       for (const TraceNode& n : nodes) {
         ctrl += static_cast<int64_t>(n.ctrl_deps.size());
-        for (uint64_t d : n.ctrl_deps) EXPECT_LT(d, n.id) << "rank " << rank << " " << n.name;
+        for (uint64_t d : n.ctrl_deps) {
+          EXPECT_TRUE(compute.count(n.id) && compute.count(d)) << "rank " << rank << " " << n.name;
+          EXPECT_NE(d, n.id) << "rank " << rank << " " << n.name;
+        }
       }
       if (std::string(schedule) == "none") {
         EXPECT_EQ(ctrl, 0) << "rank " << rank;

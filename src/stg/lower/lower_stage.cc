@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "stg/lower/node_order.h"
 #include "stg/util/graph_algo.h"
 
 namespace stg::lower {
@@ -30,12 +31,18 @@ class StageLowering {
     nodes_.reserve(members_.size());
     node_of_.assign(g_.size(), kNone);
     info_cache_.resize(2 * g_.size());
-    // RECVs are numbered after the stage's other nodes, so that among ready
-    // nodes the file lists them last (the reference's layout).
-    for (int t : members_)
-      if (g_[t].op != graph::Op::kRecv) lower_op(t);
-    for (int t : members_)
-      if (g_[t].op == graph::Op::kRecv) lower_op(t);
+    // SENDs and RECVs are created after the stage's other nodes, link by
+    // link (in tag order), as the reference creates them (docs/facts.md §5.8).
+    std::vector<int> p2p;
+    for (int t : members_) {
+      if (is_p2p(t))
+        p2p.push_back(t);
+      else
+        lower_op(t);
+    }
+    std::stable_sort(p2p.begin(), p2p.end(),
+                     [this](int a, int b) { return g_[a].comm.tag < g_[b].comm.tag; });
+    for (int t : p2p) lower_op(t);
     for (int t : members_) connect(t);
     drop_empty_compute();
     if (options_.schedule != Schedule::kNone) order_steps();
@@ -110,6 +117,7 @@ class StageLowering {
     if (g_[t].op == graph::Op::kRecv) return info(g_[t].x1, /*shadow=*/true);
     return info(t);
   }
+  bool is_p2p(int t) const { return g_[t].op == graph::Op::kSend || g_[t].op == graph::Op::kRecv; }
   auto tensor_named(int t) const {
     return [this, t] { return "tensor " + g_[t].id(); };
   }
@@ -314,9 +322,8 @@ class StageLowering {
     }
   }
 
-  // Drops removed nodes and duplicate deps, orders nodes topologically
-  // (stable: earliest definition first) and numbers them 0..n-1 in file
-  // order.
+  // Drops removed nodes and duplicate deps, orders nodes in the chosen
+  // NodeOrder and numbers them 0..n-1 in file order.
   StageGraph finish() {
     const int n = static_cast<int>(nodes_.size());
     std::vector<std::vector<int>> children(n);
@@ -333,17 +340,28 @@ class StageLowering {
       for (auto* deps : {&nodes_[i].data_deps, &nodes_[i].ctrl_deps})
         for (uint64_t d : *deps) children[d].push_back(i);
     }
+    const auto keep = [this](size_t k) { return !removed_[k]; };
+    const auto kept = std::count(removed_.begin(), removed_.end(), false);
+    if (static_cast<int64_t>(util::topological_order(children, keep).size()) != kept)
+      throw graph::GraphError("stage " + std::to_string(stage_) + " has a dependency cycle");
+    std::vector<int> order;
+    if (options_.order == NodeOrder::kIssue) {
+      order = issue_order(nodes_, removed_);
+      if (static_cast<int64_t>(order.size()) != kept)
+        throw std::logic_error("stage " + std::to_string(stage_) + ": the issue order left out " +
+                               std::to_string(kept - static_cast<int64_t>(order.size())) +
+                               " nodes");
+    } else {
+      for (int i = 0; i < n; ++i)
+        if (keep(i)) order.push_back(i);
+    }
     std::vector<uint64_t> new_id(n, 0);
     StageGraph out;
     out.stage = stage_;
-    for (int i :
-         util::stable_topological_order(children, [this](size_t k) { return !removed_[k]; })) {
+    for (int i : order) {
       new_id[i] = out.nodes.size();
       out.nodes.push_back(std::move(nodes_[i]));
     }
-    const auto kept = std::count(removed_.begin(), removed_.end(), false);
-    if (static_cast<int64_t>(out.nodes.size()) != kept)
-      throw graph::GraphError("stage " + std::to_string(stage_) + " has a dependency cycle");
     for (size_t i = 0; i < out.nodes.size(); ++i) {
       out.nodes[i].id = i;
       for (uint64_t& d : out.nodes[i].data_deps) d = new_id[d];

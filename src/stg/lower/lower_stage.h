@@ -10,6 +10,7 @@
 
 #include "stg/graph/graph.h"
 #include "stg/lower/io_info.h"
+#include "stg/lower/node_order.h"
 #include "stg/lower/schedule.h"
 #include "stg/lower/stage_graph.h"
 
@@ -39,6 +40,8 @@ struct LowerOptions {
   int micro_batches = 1;
   int pp = 1;
   int chunks = 1;  // virtual stages per stage (interleaved)
+  // How the nodes are numbered (ASTRA-sim issues the lowest ready id first).
+  NodeOrder order = NodeOrder::kReference;
 };
 
 // `members`: the stage's tensors in graph order.

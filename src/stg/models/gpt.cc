@@ -183,12 +183,12 @@ Graph gated_feed_forward(const Layout& l, bool tpsp) {
   constexpr const char* hidden = "Batch/dp, Seq/cp, Dff/tp";
   Graph g;
   g.input("x0", l.act);
-  g.weight("wgate", "Dmodel, Dff/tp");
   g.weight("wup", "Dmodel, Dff/tp");
+  g.weight("wgate", "Dmodel, Dff/tp");
   g.weight("wdown", "Dff/tp, Dmodel");
   g.identity("x00", "x0", kFull);
-  g.einsum("xgate", "x00", "wgate", "bsm,mn->bsn", kFull, "Dmodel, Dff/tp");
   g.einsum("xup", "x00", "wup", "bsm,mn->bsn", kFull, "Dmodel, Dff/tp");
+  g.einsum("xgate", "x00", "wgate", "bsm,mn->bsn", kFull, "Dmodel, Dff/tp");
   g.einsum("xupgate", "xup", "xgate", "bsm,bsm->bsm", hidden, hidden);
   g.einsum("xdown1", "xupgate", "wdown", "bsm,mn->bsn", hidden, "Dff/tp, Dmodel");
   // The reference reads this result as [.., Dff]; kept for equal figures.
@@ -201,8 +201,8 @@ Graph gated_feed_forward(const Layout& l, bool tpsp) {
   g.einsum("dxup", "dxupgate", "xgate", "bsm,bsm->bsm", hidden, hidden, "xup");
   g.einsum("dxgate", "dxupgate", "xup", "bsm,bsm->bsm", hidden, hidden, "xgate");
   g.identity("x01", "x0", kFull);
-  g.einsum("dwgate", "dxgate", "x01", "bsn,bsm->mn", hidden, kFull, "wgate");
   g.einsum("dwup", "dxup", "x01", "bsn,bsm->mn", hidden, kFull, "wup");
+  g.einsum("dwgate", "dxgate", "x01", "bsn,bsm->mn", hidden, kFull, "wgate");
   g.einsum("dx00", "dxup", "wup", "bsn,mn->bsm", hidden, "Dmodel, Dff/tp");
   g.einsum("dx01", "dxgate", "wgate", "bsn,mn->bsm", hidden, "Dmodel, Dff/tp");
   g.op("dx000", Op::kAdd, "dx00", "dx01", kFull, kFull, "1/tp", "1/tp");
