@@ -141,6 +141,9 @@ lower::LowerOptions lower_options(const Options& o, const models::Workload& w) {
             "--dtype applies to --units physical only: add --units physical");
   }
   lo.tensor_size_moved = o.megatron();
+  // Megatron-LM issues a send or a gradient bucket as soon as its input is
+  // ready; the reference numbers its links last (docs/facts.md §5.8).
+  lo.order = o.megatron() ? lower::NodeOrder::kIssue : lower::NodeOrder::kReference;
   lo.schedule = o.pipeline_schedule;
   lo.micro_batches = w.micro_batches;
   lo.pp = static_cast<int>(o.pp);
