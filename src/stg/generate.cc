@@ -121,9 +121,9 @@ passes::PassManager build_pipeline(const Options& o, const models::Workload& w) 
   if (o.megatron())
     pm.emplace<passes::SetGradientPrecision>(
         static_cast<int>(dtype_bytes(o.grad_dtype.value_or(DType::kFp32))));
-  if (w.embedding_group >= 0) pm.emplace<passes::TieEmbeddings>(w.embedding_group);
   pm.emplace<passes::AssignStages>(static_cast<int>(o.pp), w.model.num_blocks, o.virtual_stages);
   pm.emplace<passes::InsertSendRecv>();
+  if (w.embedding_group >= 0) pm.emplace<passes::TieEmbeddings>(w.embedding_group);
   pm.emplace<passes::InsertCollectives>(models::sharding_rule(w));
   return pm;
 }

@@ -201,7 +201,8 @@ class StageLowering {
 
   // Data dependencies. A compute op waits for the collectives issued for it
   // first, then for its plain inputs, then for its extra dependencies (the
-  // reference's order); a comm op for its input; a RECV for nothing here.
+  // reference's order); a comm op for its input and its extra dependencies;
+  // a RECV for nothing here.
   void connect(int t) {
     const Tensor& x = g_[t];
     if (x.op == graph::Op::kRecv) return;
@@ -209,6 +210,7 @@ class StageLowering {
     auto dep = [&](int in) { deps.push_back(static_cast<uint64_t>(node(in))); };
     if (graph::is_comm(x.op)) {
       dep(x.x1);
+      for (int d : x.extra_deps) dep(d);  // e.g. the tied embedding's sum waits for the flush
       return;
     }
     auto is_coll = [&](int in) { return in >= 0 && g_[in].op == graph::Op::kCollective; };

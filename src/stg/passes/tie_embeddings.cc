@@ -1,5 +1,7 @@
 #include "stg/passes/tie_embeddings.h"
 
+#include <algorithm>
+
 #include "stg/passes/insertion.h"
 
 namespace stg::passes {
@@ -10,6 +12,11 @@ using graph::Tensor;
 int tie_embeddings(graph::Graph& g, const std::vector<int>& gradient_of, int group) {
   const int n = static_cast<int>(g.size());
   std::vector<int> sum_of(n, -1);  // tied gradient -> its all-reduce
+  int stages = 1;
+  for (int i = 0; i < n; ++i) stages = std::max(stages, g[i].stage + 1);
+  std::vector<std::vector<int>> links(stages);  // sends and receives by stage
+  for (int i = 0; i < n; ++i)
+    if (g[i].op == Op::kSend || g[i].op == Op::kRecv) links[g[i].stage].push_back(i);
   Insertions ins(g);
   int count = 0;
   for (int w = 0; w < n; ++w) {
@@ -31,6 +38,9 @@ int tie_embeddings(graph::Graph& g, const std::vector<int>& gradient_of, int gro
     t.micro_batch = grad.micro_batch;
     t.backward = true;
     t.placement = grad.placement;
+    t.stage = grad.stage;
+    t.chunk = grad.chunk;
+    t.extra_deps = links[grad.stage];
     t.role = graph::Role::kGradient;
     t.element_bytes = grad.element_bytes;
     sum_of[dw] = ins.after(dw, std::move(t));
