@@ -69,7 +69,8 @@ struct Config {
   std::string units = "stg";
   std::string dtype = "bf16";
   std::string schema = "v0.0.4";
-  bool binary = false;  // run the executable (and compare with in-process output)
+  bool binary = false;    // run the executable (and compare with in-process output)
+  bool megatron = false;  // --framework megatron (implies physical units and bf16)
 
   // Dimensions, derived from the above by finalize().
   int64_t batch = 0, micro = 0, seq = 0, dmodel = 0, dff = 0, head = 0, kvhead = 0, dvocal = 0,
@@ -175,6 +176,7 @@ std::vector<std::string> Config::args() const {
   if (tpsp) add("--tpsp", *tpsp ? "1" : "0");
   if (recompute) add("--activation_recompute", "1");
   if (mixed_precision) add("--mixed_precision", "1");
+  if (megatron) add("--framework", "megatron");
   if (schedule != "none") add("--pipeline_schedule", schedule);
   if (vstages != 1) add("--virtual_stages", num(vstages));
   if (units != "stg") add("--units", units);
@@ -238,7 +240,9 @@ Options Config::options(const std::string& dir) const {
   if (mixed_precision) o.mixed_precision = true;
   o.pipeline_schedule = parse_schedule(schedule);
   o.virtual_stages = vstages;
-  o.units = parse_units(units);
+  if (megatron) o.framework = Framework::kMegatron;
+  // Megatron without --units: the framework's default, as on the command line.
+  if (!megatron || units != "stg") o.units = parse_units(units);
   o.dtype = parse_dtype(dtype);
   return o;
 }
@@ -270,6 +274,7 @@ std::string Config::name() const {
   if (tpsp) part(*tpsp ? "tpsp1" : "tpsp0");
   if (recompute) part("recompute");
   if (mixed_precision) part("mixed");
+  if (megatron) part("megatron");
   if (schedule != "none") part(schedule);
   if (vstages != 1) part("V" + std::to_string(vstages));
   if (units != "stg") part(units + "_" + dtype);
@@ -567,6 +572,30 @@ std::vector<Config> build_matrix() {
     push(c);
   }
 
+  // L. --framework megatron with every pipeline schedule, every later model.
+  for (const std::string model : {"gpt", "llama", "moe"}) {
+    for (const std::string schedule : {"none", "gpipe", "1f1b", "interleaved"}) {
+      Config c;
+      c.model = model;
+      c.megatron = true;
+      c.dp = 2;
+      c.pp = 2;
+      if (model == "moe") c.ep = 2;
+      c.micro_batches = 2;
+      c.schedule = schedule;
+      if (schedule == "interleaved") {
+        c.vstages = 2;
+        c.stacks = 4;
+      }
+      const int i = index++;
+      c.schema = kSchemas[i % 3];
+      c.zero = i % 4;
+      c.recompute = i % 2 == 1;
+      if (model == "gpt" && schedule == "1f1b") c.tp = 2;
+      push(c);
+    }
+  }
+
   // K. A few through the executable (compared with the in-process bytes).
   std::vector<Config> binary;
   for (size_t k = 0; k < out.size(); k += out.size() / 10) binary.push_back(out[k]);
@@ -743,6 +772,7 @@ class Summary : public ::testing::Test {
       if (c.tpsp) seen[c.model == "moe" ? "moe.tpsp" : "tpsp"].insert(*c.tpsp ? "1" : "0");
       seen["recompute"].insert(c.recompute ? "1" : "0");
       seen["schedule"].insert(c.schedule);
+      if (c.megatron) seen["megatron." + c.model].insert(c.schedule);
       seen["units"].insert(c.units);
       if (c.units == "physical") seen["dtype"].insert(c.dtype);
       seen["schema"].insert(c.schema);
@@ -766,6 +796,10 @@ class Summary : public ::testing::Test {
     EXPECT_EQ(seen["moe.tpsp"], (std::set<std::string>{"1"}));
     EXPECT_EQ(seen["recompute"], (std::set<std::string>{"0", "1"}));
     EXPECT_EQ(seen["schedule"], (std::set<std::string>{"none", "gpipe", "1f1b", "interleaved"}));
+    for (const std::string model : {"gpt", "llama", "moe"})
+      EXPECT_EQ(seen["megatron." + model],
+                (std::set<std::string>{"none", "gpipe", "1f1b", "interleaved"}))
+          << "--framework megatron " << model;
     EXPECT_EQ(seen["units"], (std::set<std::string>{"stg", "physical"}));
     EXPECT_EQ(seen["dtype"], (std::set<std::string>{"fp32", "bf16", "fp16", "fp8"}));
     EXPECT_EQ(seen["schema"], (std::set<std::string>{"v0.0.4", "v0.0.1", "json"}));
