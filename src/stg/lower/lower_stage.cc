@@ -92,8 +92,10 @@ class StageLowering {
   // Size of tensor t's data seen in `shape`, with t's own element size when
   // it has one.
   template <typename What>
-  int64_t bytes_of(int t, const graph::Shape& shape, const What& what) {
-    const int own = options_.tensor_element_bytes ? g_[t].element_bytes : 0;
+  int64_t bytes_of(int t, const graph::Shape& shape, const What& what, int override = 0) {
+    const int own = !options_.tensor_element_bytes ? 0
+                    : override > 0                 ? override
+                                                   : g_[t].element_bytes;
     return own > 0 ? scaled(elements(shape, what), own) : bytes(shape, what);
   }
   static int64_t scaled(int64_t value, int64_t factor) {
@@ -131,10 +133,13 @@ class StageLowering {
         n.kind = NodeKind::kColl;
         n.coll = x.comm.type;
         n.axis = x.comm.axis;
-        n.comm_size =
-            bytes_of(graph::carried(g_, t), *x.x1_shape, tensor_named(graph::carried(g_, t)));
-        n.y_tensor_size = bytes_of(graph::carried(g_, t), g_.result(t).y_shape,
-                                   [&] { return "input of " + x.comm.label; });
+        // A collective may reduce in a wider type than its input's
+        // (Tensor::element_bytes of the collective).
+        n.comm_size = bytes_of(graph::carried(g_, t), *x.x1_shape,
+                               tensor_named(graph::carried(g_, t)), x.element_bytes);
+        n.y_tensor_size = bytes_of(
+            graph::carried(g_, t), g_.result(t).y_shape, [&] { return "input of " + x.comm.label; },
+            x.element_bytes);
         n.inputs.push_back(origin_info(x.x1));
         break;
       case graph::Op::kSend:

@@ -1,5 +1,6 @@
 #include "stg/passes/insert_collectives.h"
 
+#include <algorithm>
 #include <string>
 #include <unordered_map>
 
@@ -29,6 +30,9 @@ Tensor reference_collective(const graph::Graph& g, const CollectiveRequest& r) {
   t.micro_batch = consumer.micro_batch;
   t.backward = consumer.backward;
   t.placement = consumer.placement;
+  // The wider of the two element types: a gradient reduced into an fp32
+  // buffer is reduced in fp32 (--framework megatron; 0 elsewhere).
+  t.element_bytes = std::max(g[graph::carried(g, r.input)].element_bytes, consumer.element_bytes);
   return t;
 }
 
