@@ -5,7 +5,19 @@
 # (run with Debian's python3-sympy, -numpy, -pandas, -protobuf, -tqdm).
 # Usage: bench/vs_reference.sh REFERENCE_CHECKOUT
 set -euo pipefail
+if [[ $# -lt 1 || ! -f "$1/main.py" ]]; then
+  echo "usage: bench/vs_reference.sh REFERENCE_CHECKOUT (a directory with the reference's main.py)" >&2
+  exit 2
+fi
 ref=$(cd "$1" && pwd)
+# The reference's imports, and the Debian package of each.
+for module in sympy numpy pandas google.protobuf tqdm; do
+  if ! /usr/bin/python3 -c "import $module" 2>/dev/null; then
+    package=python3-${module#google.}
+    echo "vs_reference.sh: the reference needs the Python module '$module': apt-get install -y $package" >&2
+    exit 2
+  fi
+done
 cd "$(dirname "$0")/.."
 cmake -S . -B build-bench -DCMAKE_BUILD_TYPE=Release -DSTG_BUILD_TESTS=OFF >/dev/null
 cmake --build build-bench -j"$(nproc)" --target stg >/dev/null

@@ -11,6 +11,7 @@
 #include <tuple>
 #include <vector>
 
+#include "help_groups.h"
 #include "progress_bar.h"
 #include "stg/generate.h"
 #include "stg/io/cancel.h"
@@ -21,6 +22,7 @@
 #include "stg/report/step_figures.h"
 #include "stg/tools/inspect.h"
 #include "stg/tools/validate.h"
+#include "stg/util/closest.h"
 
 namespace {
 
@@ -38,34 +40,27 @@ int fail(const std::string& message) {
   return 2;
 }
 
-// Levenshtein distance, for "did you mean".
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = up;
+// CLI11's "Could not convert" for a flag that takes a whole number, in the
+// flag's words: "--dp 2.5 is not a whole number: use an integer >= 1".
+std::string not_a_whole_number(const CLI::App& app) {
+  for (const CLI::Option* opt : app.get_options()) {
+    if (opt->get_type_name() != "INT" || opt->count() == 0) continue;
+    const std::string text = opt->results().back();
+    size_t used = 0;
+    try {
+      std::stoll(text, &used);
+    } catch (const std::exception&) {
+      used = 0;
     }
+    if (used == text.size() && !text.empty()) continue;
+    const std::string name = opt->get_name();
+    std::string valid = "an integer >= 1";
+    if (name == "--threads") valid = "an integer (0 or less: one per core)";
+    if (name == "--zero_stage") valid = "an integer from 0 to 3";
+    if (name == "--micro_batch") valid = "an integer >= 1, or -1 for no micro-batching";
+    return name + " " + text + " is not a whole number: use " + valid;
   }
-  return row[b.size()];
-}
-
-// The known name nearest to `name`, if it is near enough to be a typo.
-std::string closest(const std::string& name, const std::vector<std::string>& known) {
-  std::string best;
-  size_t best_distance = std::max<size_t>(3, name.size() / 3) + 1;
-  for (const std::string& k : known) {
-    const size_t d = edit_distance(name, k);
-    if (d < best_distance) {
-      best_distance = d;
-      best = k;
-    }
-  }
-  return best;
+  return "";
 }
 
 void note(const std::string& message) { std::fprintf(stderr, "stg: note: %s\n", message.c_str()); }
@@ -147,13 +142,14 @@ int generate_main(int argc, char** argv) {
   std::string preset, hf_config;
 
   app.add_option("--output_dir", o.output_dir, "directory for the traces and the comm-group file");
-  app.add_option("--output_name", o.output_name,
-                 "trace file name, %d = rank (default workload.%d.et)");
+  app.add_option("--output_name", o.output_name, "trace file name, %d = rank");
+  app.add_flag("--allow_any_name", o.allow_any_name,
+               "keep an --output_name that ASTRA-sim cannot open as PREFIX.<rank>.et");
   app.add_option("--comm_group_file", o.comm_group_file,
-                 "comm-group file name inside --output_dir (default: derived from --output_name)");
-  app.add_option("--chakra_schema_version", schema, "v0.0.4 (default), v0.0.1 or json");
+                 "comm-group file name inside --output_dir");
+  app.add_option("--chakra_schema_version", schema, "v0.0.4, v0.0.1 or json");
   app.add_option("--trace_detail", trace_detail,
-                 "full (default) or sim: only what a simulator reads, short names");
+                 "full, or sim: only what a simulator reads, short names");
   app.add_option("--dp", o.dp, "data-parallel degree");
   // --mp is the reference's older name for tp.
   app.add_option("--tp,--mp", o.tp, "tensor-parallel degree (alias --mp)");
@@ -161,7 +157,7 @@ int generate_main(int argc, char** argv) {
   app.add_option("--pp", o.pp, "pipeline-parallel degree (stages)");
   app.add_option("--ep", o.ep, "expert-parallel degree (moe)");
   app.add_option("--weight_sharded", weight_sharded, "FSDP: shard weights over dp (0/1)");
-  app.add_option("--model_type", model_type, stg::models::model_names() + " (default transformer)");
+  app.add_option("--model_type", model_type, stg::models::model_names());
   app.add_option("--din", o.din, "input embedding size (transformer)");
   app.add_option("--dout", o.dout, "output embedding size (transformer)");
   app.add_option("--dvocal", o.dvocal, "vocabulary size (gpt, llama, moe)");
@@ -170,7 +166,7 @@ int generate_main(int argc, char** argv) {
   app.add_option("--batch", o.batch, "global batch size");
   app.add_option("--micro_batch", o.micro_batch,
                  "global micro-batch size in sequences, over all dp ranks (gpt, llama, moe; "
-                 "default and -1: --batch, no micro-batching): batch = micro_batch x number of "
+                 "-1: --batch, no micro-batching): batch = micro_batch x number of "
                  "micro-batches, and each dp rank runs micro_batch/dp sequences per micro-batch "
                  "(Megatron's micro-batch size x dp)");
   app.add_option("--seq", o.seq, "sequence length");
@@ -186,32 +182,31 @@ int generate_main(int argc, char** argv) {
   app.add_option("--mixed_precision", mixed, "mixed-precision memory accounting (0/1)");
   app.add_option("--print_gpu_vram", vram, "print the per-rank memory footprint (0/1)");
   app.add_option("--pipeline_schedule", schedule,
-                 "none (default: order left to the simulator), gpipe, 1f1b or interleaved");
+                 "none (order left to the simulator), gpipe, 1f1b or interleaved");
   app.add_option("--virtual_stages", o.virtual_stages, "layer chunks per stage (interleaved)");
   app.add_option("--zero_stage", o.zero_stage, "ZeRO stage 0-3 (3 = --weight_sharded 1)");
   std::string framework, tie_embeddings, causal_saving, grad_dtype;
   app.add_option("--framework", framework,
-                 "reference (default: the reference generator's numbers) or megatron: the step "
-                 "as Megatron-LM runs it (implies --units physical, bf16; README \"Realistic "
+                 "reference (the reference generator's numbers) or megatron: the step as "
+                 "Megatron-LM runs it (implies --units physical, bf16; README \"Realistic "
                  "training step\")");
   app.add_option("--tie_embeddings", tie_embeddings,
-                 "megatron: input and output embedding share one weight (0/1; default 1 for gpt, "
-                 "0 for llama and moe)");
+                 "megatron: input and output embedding share one weight (0/1)");
   app.add_option("--causal_saving", causal_saving,
-                 "megatron: charge attention for the causal half only (0/1; default 0)");
+                 "megatron: charge attention for the causal half only (0/1)");
   app.add_option("--grad_dtype", grad_dtype,
-                 "megatron: gradient element type for accumulation and reduction (default fp32)");
+                 "megatron: gradient element type for accumulation and reduction (fp32 or bf16)");
   app.add_option("--make_vocab_size_divisible_by", o.make_vocab_size_divisible_by,
-                 "megatron: pad the vocabulary to a multiple of this x tp (default 128; 1: none)");
-  app.add_option("--units", units, "stg (elements, MACs; default) or physical (bytes, FLOPs)");
-  app.add_option("--dtype", dtype, "fp32, bf16 (default), fp16 or fp8: bytes per element");
+                 "megatron: pad the vocabulary to a multiple of this x tp (1: none)");
+  app.add_option("--units", units, "stg (elements, MACs) or physical (bytes, FLOPs)");
+  app.add_option("--dtype", dtype, "fp32, bf16, fp16 or fp8: bytes per element (--units physical)");
   app.add_option("--ranks", o.ranks,
                  "A-B: write only ranks A..B (same bytes as a full run; the comm-group file too)");
   std::string shard;
   app.add_option("--shard", shard,
                  "i/n: write the i-th of n contiguous rank ranges (shard 0 also writes the "
                  "comm-group file); auto: i and n from mpirun, PMI or Slurm");
-  app.add_option("--threads", o.threads, "writer threads (default: one per core)");
+  app.add_option("--threads", o.threads, "writer threads");
   app.add_flag("--quiet", quiet, "print nothing on success");
   app.add_flag("--print_passes", print_passes,
                "print the pass pipeline of this run and exit (writes nothing)");
@@ -230,6 +225,8 @@ int generate_main(int argc, char** argv) {
   bool version = false;
   app.add_flag("--version", version, "print the version and the Chakra schemas written, and exit");
 
+  cli::apply_help_groups(app);
+
   // An unknown flag is named, with the closest known one.
   std::vector<std::string> names;
   for (const CLI::Option* opt : app.get_options())
@@ -239,7 +236,7 @@ int generate_main(int argc, char** argv) {
     if (arg.rfind("--", 0) != 0 || arg == "--") continue;
     const std::string name = arg.substr(0, arg.find('='));
     if (std::find(names.begin(), names.end(), name) != names.end()) continue;
-    const std::string close = closest(name, names);
+    const std::string close = stg::util::closest(name, names);
     return fail("unknown flag " + name + (close.empty() ? "" : ": did you mean " + close + "?") +
                 " (see stg --help)");
   }
@@ -247,6 +244,10 @@ int generate_main(int argc, char** argv) {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::ConversionError& e) {
+    const std::string message = not_a_whole_number(app);
+    if (!message.empty()) return fail(message);
+    return fail(std::string(e.what()) + " (see stg --help)");
   } catch (const CLI::ParseError& e) {
     std::string what = e.what();
     std::replace(what.begin(), what.end(), '\n', ' ');
@@ -291,8 +292,14 @@ int generate_main(int argc, char** argv) {
       throw stg::UsageError("--model and --hf_config both choose the model: give only one");
     if (!preset.empty()) {
       const stg::models::Preset* p = stg::models::find_preset(preset);
-      if (!p)
-        throw stg::UsageError("--model '" + preset + "' is unknown: run `stg models` for the list");
+      if (!p) {
+        std::vector<std::string> known;
+        for (const stg::models::Preset& k : stg::models::presets()) known.push_back(k.name);
+        const std::string close = stg::util::closest(preset, known);
+        throw stg::UsageError("--model '" + preset + "' is unknown: " +
+                              (close.empty() ? "" : "did you mean " + close + "? ") +
+                              "run `stg models` for the list");
+      }
       stg::models::apply_preset(*p, o);
     }
     if (!hf_config.empty())

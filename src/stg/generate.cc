@@ -11,6 +11,7 @@
 #include "stg/graph/csv_writer.h"
 #include "stg/io/cancel.h"
 #include "stg/io/output_files.h"
+#include "stg/io/output_names.h"
 #include "stg/mesh/rank_layout.h"
 #include "stg/models/registry.h"
 #include "stg/passes/bind_symbols.h"
@@ -84,29 +85,32 @@ int thread_count(const Options& o) {
 OutputPlan resolve_outputs(const Options& o) {
   OutputPlan out;
   out.dir = o.output_dir;
-  out.rank_pattern = o.output_name;
-  if (out.rank_pattern.find("%d") == std::string::npos) out.rank_pattern += ".%d.et";
+  out.rank_pattern = io::complete_rank_pattern(o.output_name);
   try {
     io::check_rank_pattern(out.rank_pattern);
   } catch (const io::OutputError& e) {
     throw UsageError("--output_name '" + o.output_name + "' " + e.what());
   }
+  // Only the protobuf traces are read by ASTRA-sim.
+  if (o.schema != emit::Schema::kJson && !o.allow_any_name)
+    require(io::astra_sim_can_open(out.rank_pattern),
+            "--output_name '" + o.output_name + "' gives files ASTRA-sim cannot open: it reads " +
+                "PREFIX.<rank>.et, so the name must be PREFIX.%d.et (e.g. workload.%d.et); " +
+                "--allow_any_name keeps it");
   if (o.comm_group_file) {
     out.comm_group_name = *o.comm_group_file;
     require(!out.comm_group_name.empty(), "--comm_group_file must not be empty: give a file name");
   } else {
-    // The later reference's rule: drop ".%d", turn ".et" into ".json".
-    std::string& name = out.comm_group_name;
-    name = out.rank_pattern;
-    auto replace_all = [&](const std::string& from, const std::string& to) {
-      for (size_t at; (at = name.find(from)) != std::string::npos;)
-        name.replace(at, from.size(), to);
-    };
-    replace_all(".%d", "");
-    replace_all("%d", "");
-    replace_all(".et", ".json");
-    if (name == out.rank_pattern || name.empty()) name += ".json";
+    out.comm_group_name = io::derived_comm_group_name(out.rank_pattern);
   }
+  // Sub-directories of --output_dir that the names need are created with it.
+  const std::string trace_dir = io::directory_part(out.rank_pattern);
+  require(trace_dir.find("%d") == std::string::npos,
+          "--output_name '" + o.output_name +
+              "' has %d in a directory: put the rank in the file name (e.g. "
+              "traces/workload.%d.et)");
+  for (const std::string& sub : {trace_dir, io::directory_part(out.comm_group_name)})
+    if (!sub.empty()) out.subdirs.push_back(sub);
   return out;
 }
 
@@ -234,7 +238,7 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   const mesh::RankLayout layout(w.mesh);
   const auto [first_rank, last_rank] = rank_range(o, layout.num_ranks());
   try {
-    files.prepare();
+    files.prepare(out.subdirs);
   } catch (const io::OutputError& e) {
     throw UsageError(std::string("--output_dir: ") + e.what());
   }

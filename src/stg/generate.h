@@ -48,6 +48,7 @@ struct OutputPlan {
   std::string dir;
   std::string rank_pattern;  // "%d" = rank
   std::string comm_group_name;
+  std::vector<std::string> subdirs;  // of `dir`, that the names need (created)
 };
 OutputPlan resolve_outputs(const Options& o);
 

@@ -1,29 +1,50 @@
 #include "stg/options.h"
 
 #include <string>
+#include <vector>
 
 #include "stg/models/model_kind.h"
+#include "stg/util/closest.h"
 
 namespace stg {
 
+namespace {
+
+// "--units 'phisical' is unknown: did you mean physical? (use stg or
+// physical)"; without a close choice, "... is unknown: use stg or physical".
+[[noreturn]] void unknown_choice(const char* flag, std::string_view text,
+                                 const std::vector<std::string>& choices,
+                                 const std::string& valid) {
+  const std::string close = util::closest(std::string(text), choices);
+  const std::string what = std::string(flag) + " '" + std::string(text) + "' is unknown: ";
+  throw UsageError(close.empty() ? what + "use " + valid
+                                 : what + "did you mean " + close + "? (use " + valid + ")");
+}
+
+}  // namespace
+
 ModelKind parse_model_kind(std::string_view text) {
   if (const models::ModelName* e = models::find_model(text)) return e->kind;
-  throw UsageError("--model_type '" + std::string(text) + "' is unknown: use " +
-                   models::model_names());
+  std::vector<std::string> names;
+  for (const models::ModelName& m : models::model_kinds()) {
+    names.push_back(m.name);
+    names.insert(names.end(), m.aliases.begin(), m.aliases.end());
+  }
+  unknown_choice("--model_type", text, names, models::model_names());
 }
 
 emit::Schema parse_schema(std::string_view s) {
   if (s == "v0.0.4") return emit::Schema::kV004;
   if (s == "v0.0.1") return emit::Schema::kV001;
   if (s == "json") return emit::Schema::kJson;
-  throw UsageError("--chakra_schema_version '" + std::string(s) +
-                   "' is unknown: use v0.0.4, v0.0.1 or json");
+  unknown_choice("--chakra_schema_version", s, {"v0.0.4", "v0.0.1", "json"},
+                 "v0.0.4, v0.0.1 or json");
 }
 
 emit::TraceDetail parse_trace_detail(std::string_view s) {
   if (s == "full") return emit::TraceDetail::kFull;
   if (s == "sim") return emit::TraceDetail::kSim;
-  throw UsageError("--trace_detail '" + std::string(s) + "' is unknown: use full or sim");
+  unknown_choice("--trace_detail", s, {"full", "sim"}, "full or sim");
 }
 
 lower::Schedule parse_schedule(std::string_view s) {
@@ -31,14 +52,14 @@ lower::Schedule parse_schedule(std::string_view s) {
   if (s == "gpipe") return lower::Schedule::kGpipe;
   if (s == "1f1b") return lower::Schedule::k1F1B;
   if (s == "interleaved") return lower::Schedule::kInterleaved;
-  throw UsageError("--pipeline_schedule '" + std::string(s) +
-                   "' is unknown: use none, gpipe, 1f1b or interleaved");
+  unknown_choice("--pipeline_schedule", s, {"none", "gpipe", "1f1b", "interleaved"},
+                 "none, gpipe, 1f1b or interleaved");
 }
 
 Units parse_units(std::string_view s) {
   if (s == "stg") return Units::kStg;
   if (s == "physical") return Units::kPhysical;
-  throw UsageError("--units '" + std::string(s) + "' is unknown: use stg or physical");
+  unknown_choice("--units", s, {"stg", "physical"}, "stg or physical");
 }
 
 DType parse_dtype(std::string_view s) {
@@ -46,7 +67,7 @@ DType parse_dtype(std::string_view s) {
   if (s == "bf16") return DType::kBf16;
   if (s == "fp16") return DType::kFp16;
   if (s == "fp8") return DType::kFp8;
-  throw UsageError("--dtype '" + std::string(s) + "' is unknown: use fp32, bf16, fp16 or fp8");
+  unknown_choice("--dtype", s, {"fp32", "bf16", "fp16", "fp8"}, "fp32, bf16, fp16 or fp8");
 }
 
 Framework parse_framework(std::string_view s) {

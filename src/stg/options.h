@@ -54,6 +54,8 @@ std::pair<int64_t, int64_t> parse_shard(std::string_view text,
 struct Options {
   std::string output_dir = ".";
   std::string output_name = "workload.%d.et";
+  // Keep an --output_name that ASTRA-sim cannot open (PREFIX.<rank>.et).
+  bool allow_any_name = false;
   std::optional<std::string> comm_group_file;
   emit::Schema schema = emit::Schema::kV004;
   emit::TraceDetail trace_detail = emit::TraceDetail::kFull;  // full or sim

@@ -129,20 +129,27 @@ std::string OutputFiles::target(const std::string& name) const {
   return (fs::path(dir_.empty() ? "." : dir_) / name).string();
 }
 
-void OutputFiles::prepare() {
+void OutputFiles::prepare(const std::vector<std::string>& subdirs) {
   const fs::path dir = dir_.empty() ? "." : dir_;
-  // Remember which directories are new, to remove them again on abort().
-  fs::path p = dir.lexically_normal();
-  if (!p.has_filename() && p.has_parent_path()) p = p.parent_path();  // "out/" -> "out"
-  std::error_code ec;
-  while (!p.empty() && !fs::exists(fs::symlink_status(p, ec))) {
-    created_.push_back(p.string());
-    const fs::path parent = p.parent_path();
-    if (parent == p) break;
-    p = parent;
-  }
-  fs::create_directories(dir, ec);
-  if (ec) throw OutputError("cannot create directory '" + dir_ + "': " + ec.message());
+  // Remember which directories are new, deepest first, to remove them again
+  // on abort().
+  auto create = [&](const fs::path& path, const std::string& shown) {
+    fs::path p = path.lexically_normal();
+    if (!p.has_filename() && p.has_parent_path()) p = p.parent_path();  // "out/" -> "out"
+    std::error_code ec;
+    std::vector<std::string> fresh;
+    while (!p.empty() && !fs::exists(fs::symlink_status(p, ec))) {
+      fresh.push_back(p.string());
+      const fs::path parent = p.parent_path();
+      if (parent == p) break;
+      p = parent;
+    }
+    created_.insert(created_.begin(), fresh.begin(), fresh.end());
+    fs::create_directories(path, ec);
+    if (ec) throw OutputError("cannot create directory '" + shown + "': " + ec.message());
+  };
+  create(dir, dir_);
+  for (const std::string& sub : subdirs) create(dir / sub, target(sub));
   std::string staging = (dir / (".stg-staging-" + std::to_string(::getpid()) + "-XXXXXX")).string();
   if (!::mkdtemp(staging.data()))
     throw OutputError("cannot write in '" + dir_ + "': " + reason(errno));

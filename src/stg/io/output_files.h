@@ -41,9 +41,10 @@ class OutputFiles {
   OutputFiles(const OutputFiles&) = delete;
   OutputFiles& operator=(const OutputFiles&) = delete;
 
-  // Creates the output directory (and parents) and the staging directory in
-  // it; throws OutputError when it cannot.
-  void prepare();
+  // Creates the output directory (and parents), its sub-directories
+  // `subdirs` (relative paths, for names like "traces/workload.%d.et") and
+  // the staging directory; throws OutputError when it cannot.
+  void prepare(const std::vector<std::string>& subdirs = {});
   // Writes `content` as the run's file `name` (relative to the output
   // directory) into the staging directory. Safe to call from several threads
   // for different names. Checks stop_signal before the file and between

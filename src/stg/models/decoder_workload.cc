@@ -24,6 +24,30 @@ void pad_vocabulary(Workload& w, const Options& o, int64_t tp) {
   vocab = padded;
 }
 
+// Every dimension of every weight must be whole on its rank: a vocabulary of
+// 50257 rows cannot be split over 8 tensor-parallel ranks. (Dimensions with
+// symbols that passes bind, such as the FSDP shard count, and activations are
+// checked by their sizes when the stages are lowered.)
+void check_weight_dims(const Workload& w) {
+  const graph::Graph& g = w.model.graph;
+  const auto bound = [&](const expr::Expr& dim) {
+    for (const std::string& s : dim.free_symbols())
+      if (!w.values.by_symbol.count(s)) return false;
+    return true;
+  };
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (g[i].role != graph::Role::kWeight) continue;
+    for (const expr::Expr& dim : g.result(static_cast<int>(i)).y_shape) {
+      if (!bound(dim)) continue;
+      try {
+        expr::whole_count(dim, w.values, "a dimension of weight " + g[i].name);
+      } catch (const expr::SizeError& e) {
+        throw UsageError(e.what());
+      }
+    }
+  }
+}
+
 }  // namespace
 
 Workload decoder_workload(const Options& o) {
@@ -79,6 +103,10 @@ Workload decoder_workload(const Options& o) {
                 ": with --tpsp 1 the sequence is split over both");
   require(v.at("Head") % tp == 0, "--head " + num(v.at("Head")) + " is not divisible by --tp " +
                                       num(tp) + ": every tensor-parallel rank needs whole heads");
+  // The FFN weights are stored flat, so check_weight_dims cannot see Dff/tp.
+  require(v.at("Dff") % tp == 0, "--dff " + num(v.at("Dff")) + " is not divisible by --tp " +
+                                     num(tp) +
+                                     ": every tensor-parallel rank needs a whole share of the FFN");
   require(v.at("Dmodel") % v.at("Head") == 0,
           "--dmodel " + num(v.at("Dmodel")) + " is not divisible by --head " + num(v.at("Head")) +
               ": every attention head needs a whole head dimension (--dmodel / --head)");
@@ -123,6 +151,7 @@ Workload decoder_workload(const Options& o) {
   w.mesh = make_mesh(w.model, {{"dp", o.dp}, {"tp", tp}, {"sp", o.sp}, {"ep", o.ep}}, o.pp);
   if (megatron.tied_stages_apart)
     w.embedding_group = w.mesh.add_stage_group({"embedding", {0, o.pp - 1}});
+  check_weight_dims(w);
   return w;
 }
 

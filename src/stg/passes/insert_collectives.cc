@@ -30,9 +30,13 @@ Tensor reference_collective(const graph::Graph& g, const CollectiveRequest& r) {
   t.micro_batch = consumer.micro_batch;
   t.backward = consumer.backward;
   t.placement = consumer.placement;
-  // The wider of the two element types: a gradient reduced into an fp32
-  // buffer is reduced in fp32 (--framework megatron; 0 elsewhere).
-  t.element_bytes = std::max(g[graph::carried(g, r.input)].element_bytes, consumer.element_bytes);
+  // A reduction runs in the wider of the two element types: a gradient
+  // reduced into an fp32 buffer is reduced in fp32 (--framework megatron; 0
+  // elsewhere). Gathers and all-to-alls move their input as it is.
+  if (r.collective.type == graph::CollType::kAllReduce ||
+      r.collective.type == graph::CollType::kReduceScatter)
+    t.element_bytes =
+        std::max(g[graph::carried(g, r.input)].element_bytes, consumer.element_bytes);
   return t;
 }
 

@@ -1,0 +1,98 @@
+#include "help_groups.h"
+
+#include <string>
+#include <string_view>
+
+namespace cli {
+
+namespace {
+
+struct FlagHelp {
+  std::string_view flag;
+  const char* group;     // the README section that describes the flag
+  const char* fallback;  // what an unset flag means
+};
+
+constexpr const char* kOutput = "Output";
+constexpr const char* kParallelism = "Parallelism";
+constexpr const char* kModel = "Model (defaults: transformer / gpt, llama, moe)";
+constexpr const char* kPresets = "Model presets and Hugging Face configs";
+constexpr const char* kSchedules = "Pipeline schedules";
+constexpr const char* kZero = "ZeRO stages";
+constexpr const char* kUnits = "Physical units";
+constexpr const char* kModules = "Custom modules";
+constexpr const char* kMegatron = "Realistic training step (--framework megatron)";
+
+constexpr FlagHelp kFlags[] = {
+    {"--output_dir", kOutput, "."},
+    {"--output_name", kOutput, "workload.%d.et"},
+    {"--allow_any_name", kOutput, "off"},
+    {"--comm_group_file", kOutput, "derived from --output_name: workload.json"},
+    {"--chakra_schema_version", kOutput, "v0.0.4"},
+    {"--trace_detail", kOutput, "full"},
+    {"--threads", kOutput, "one per core"},
+    {"--ranks", kOutput, "all ranks"},
+    {"--shard", kOutput, "0/1: one shard"},
+    {"--quiet", kOutput, "off"},
+    {"--print_passes", kOutput, "off"},
+    {"--dump_after", kOutput, "none"},
+    {"--validate", kOutput, "off"},
+    {"--print_step_figures", kOutput, "off"},
+    {"--dp", kParallelism, "1"},
+    {"--tp", kParallelism, "1"},
+    {"--sp", kParallelism, "1"},
+    {"--pp", kParallelism, "1"},
+    {"--ep", kParallelism, "1"},
+    {"--weight_sharded", kParallelism, "0"},
+    {"--model_type", kModel, "transformer"},
+    {"--num_stacks", kModel, "32 / 80"},
+    {"--din", kModel, "51200 / refused"},
+    {"--dout", kModel, "25600 / refused"},
+    {"--dvocal", kModel, "refused / 32000"},
+    {"--dmodel", kModel, "25600 / 8192"},
+    {"--dff", kModel, "102400 / 28672"},
+    {"--batch", kModel, "1024 / 64"},
+    {"--micro_batch", kModel, "refused / --batch"},
+    {"--seq", kModel, "1024"},
+    {"--head", kModel, "1024 / 64"},
+    {"--kvhead", kModel, "refused / 8"},
+    {"--experts", kModel, "refused / 8"},
+    {"--kexperts", kModel, "refused / 2"},
+    {"--tpsp", kModel, "refused / 1"},
+    {"--mixed_precision", kModel, "0"},
+    {"--activation_recompute", kModel, "0"},
+    {"--print_gpu_vram", kModel, "0"},
+    {"--model", kPresets, "none"},
+    {"--hf_config", kPresets, "none"},
+    {"--pipeline_schedule", kSchedules, "none"},
+    {"--virtual_stages", kSchedules, "1"},
+    {"--zero_stage", kZero, "0"},
+    {"--units", kUnits, "stg; physical with --framework megatron"},
+    {"--dtype", kUnits, "bf16"},
+    {"--module_csv", kModules, "none"},
+    {"--framework", kMegatron, "reference"},
+    {"--tie_embeddings", kMegatron, "1 for gpt, 0 for llama and moe"},
+    {"--causal_saving", kMegatron, "0"},
+    {"--grad_dtype", kMegatron, "fp32"},
+    {"--make_vocab_size_divisible_by", kMegatron, "128"},
+};
+
+}  // namespace
+
+void apply_help_groups(CLI::App& app) {
+  for (CLI::Option* opt : app.get_options()) {
+    const std::string name = opt->get_name();
+    if (name == "--help" || name == "--version") continue;
+    const FlagHelp* help = nullptr;
+    for (const FlagHelp& f : kFlags)
+      if (f.flag == name) help = &f;
+    if (!help) {
+      opt->group("Other");
+      continue;
+    }
+    opt->group(help->group);
+    opt->description(opt->get_description() + " [default: " + help->fallback + "]");
+  }
+}
+
+}  // namespace cli

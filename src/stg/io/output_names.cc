@@ -1,0 +1,59 @@
+#include "stg/io/output_names.h"
+
+#include <string_view>
+
+namespace stg::io {
+
+namespace {
+
+bool ends_with(std::string_view s, std::string_view end) {
+  return s.size() >= end.size() && s.substr(s.size() - end.size()) == end;
+}
+
+// Where the "%d" of `pattern` starts (a "%%" is a literal percent sign), or
+// npos.
+size_t rank_position(const std::string& pattern) {
+  for (size_t i = 0; i + 1 < pattern.size(); ++i) {
+    if (pattern[i] != '%') continue;
+    if (pattern[i + 1] == 'd') return i;
+    ++i;  // "%%" or another directive (check_rank_pattern refuses those)
+  }
+  return std::string::npos;
+}
+
+}  // namespace
+
+std::string complete_rank_pattern(const std::string& name) {
+  if (rank_position(name) != std::string::npos) return name;
+  for (std::string_view extension : {".et", ".json"})
+    if (ends_with(name, extension) && name.size() > extension.size() &&
+        name[name.size() - extension.size() - 1] != '/')
+      return name.substr(0, name.size() - extension.size()) + ".%d" + std::string(extension);
+  return name + ".%d.et";
+}
+
+bool astra_sim_can_open(const std::string& pattern) {
+  const size_t at = rank_position(pattern);
+  if (at == std::string::npos || pattern.compare(at, std::string::npos, "%d.et") != 0) return false;
+  // PREFIX ends in '.', and has a file-name part before that dot.
+  return at >= 2 && pattern[at - 1] == '.' && pattern[at - 2] != '/';
+}
+
+std::string derived_comm_group_name(const std::string& pattern) {
+  std::string name = pattern;
+  auto replace_all = [&](const std::string& from, const std::string& to) {
+    for (size_t at; (at = name.find(from)) != std::string::npos;) name.replace(at, from.size(), to);
+  };
+  replace_all(".%d", "");
+  replace_all("%d", "");
+  replace_all(".et", ".json");
+  if (name == pattern || name.empty()) name += ".json";
+  return name;
+}
+
+std::string directory_part(const std::string& name) {
+  const size_t slash = name.rfind('/');
+  return slash == std::string::npos ? "" : name.substr(0, slash);
+}
+
+}  // namespace stg::io

@@ -1,0 +1,30 @@
+// The names of a run's files: the trace name pattern (--output_name), the
+// comm-group file name derived from it, the name rule of ASTRA-sim's trace
+// reader, and the sub-directories of the output directory the names need.
+#pragma once
+
+#include <string>
+
+namespace stg::io {
+
+// A name without "%d" gets the rank before its extension: "workload.et" ->
+// "workload.%d.et", "workload.json" -> "workload.%d.json"; any other name
+// gets ".%d.et" appended ("trace" -> "trace.%d.et"). A name with "%d" is
+// returned unchanged.
+std::string complete_rank_pattern(const std::string& name);
+
+// ASTRA-sim opens rank r's trace as PREFIX + "." + r + ".et": true when
+// `pattern` is PREFIX.%d.et with a non-empty file-name part in PREFIX.
+bool astra_sim_can_open(const std::string& pattern);
+
+// The comm-group file name the later reference derives from a trace pattern:
+// drop ".%d", turn ".et" into ".json" ("workload.%d.et" -> "workload.json");
+// a "%d" without a dot before it is dropped too, and ".json" is appended if
+// the name would otherwise not change.
+std::string derived_comm_group_name(const std::string& pattern);
+
+// The directory part of `name` ("sub/dir" for "sub/dir/x.et"; "" for a plain
+// file name), relative to the output directory.
+std::string directory_part(const std::string& name);
+
+}  // namespace stg::io
