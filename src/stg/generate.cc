@@ -170,13 +170,15 @@ lower::LowerOptions lower_options(const Options& o, const models::Workload& w) {
 }
 
 std::vector<StageGraph> lower_stages(const graph::Graph& g, const models::Workload& w,
-                                     const lower::LowerOptions& options, int threads) {
+                                     const lower::LowerOptions& options, int threads,
+                                     int first_stage, int last_stage) {
   const int pp = static_cast<int>(w.mesh.stages());
+  if (last_stage < 0) last_stage = pp - 1;
   const std::vector<std::vector<int>> members = graph::tensors_by_stage(g, pp);
   // Stages are lowered concurrently; the graph is only read from here on.
   g.evaluate_all();
   std::vector<StageGraph> stages(pp);
-  util::parallel_for(0, pp, threads, [&](int64_t s) {
+  util::parallel_for(first_stage, last_stage + 1, threads, [&](int64_t s) {
     io::throw_if_stopped();  // a stop request (io/cancel.h) is honoured between stages
     stages[s] = lower::lower_stage(g, members[s], static_cast<int>(s), w.values, options);
   });
@@ -217,6 +219,8 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   std::string dump;
   std::vector<StageGraph> stages;
   graph::Graph g = std::move(w.model.graph);
+  const mesh::RankLayout layout(w.mesh);
+  const auto [first_rank, last_rank] = rank_range(o, layout.num_ranks());
   try {
     passes::Analyses analyses(w.mesh, w.values);
     listen.phase("running passes", static_cast<int64_t>(pipeline.names().size()), "passes");
@@ -225,8 +229,12 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
       listen.advance(1, 0);
       io::throw_if_stopped();
     });
-    listen.phase("lowering", w.mesh.stages(), "stages");
-    stages = lower_stages(g, w, lo, threads);
+    // A part of the ranks (--ranks, --shard) needs only its stages.
+    const int first_stage = static_cast<int>(first_rank / layout.ranks_per_stage());
+    const int last_stage = static_cast<int>(std::max<int64_t>(first_rank, last_rank) /
+                                            layout.ranks_per_stage());
+    listen.phase("lowering", last_stage - first_stage + 1, "stages");
+    stages = lower_stages(g, w, lo, threads, first_stage, last_stage);
     io::throw_if_stopped();
   } catch (const expr::SizeError& e) {
     throw UsageError(e.what());
@@ -235,8 +243,6 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
     throw;
   }
 
-  const mesh::RankLayout layout(w.mesh);
-  const auto [first_rank, last_rank] = rank_range(o, layout.num_ranks());
   try {
     files.prepare(out.subdirs);
   } catch (const io::OutputError& e) {

@@ -58,9 +58,11 @@ passes::PassManager build_pipeline(const Options& o, const models::Workload& w);
 // How one stage is lowered (units, schedule).
 lower::LowerOptions lower_options(const Options& o, const models::Workload& w);
 
-// Lowers every stage of a graph that went through the pipeline.
+// Lowers the stages first_stage..last_stage (-1: the last) of a graph that
+// went through the pipeline; the others stay empty.
 std::vector<StageGraph> lower_stages(const graph::Graph& g, const models::Workload& w,
-                                     const lower::LowerOptions& options, int threads);
+                                     const lower::LowerOptions& options, int threads,
+                                     int first_stage = 0, int last_stage = -1);
 
 // Checks the options and generates everything. Throws UsageError on bad
 // input before any file is written. Files are staged inside the output
