@@ -120,6 +120,8 @@ void Config::finalize() {
   if (is_moe()) seq_div *= experts * ep;
   seq = lcm(64, seq_div);
   micro = later() || model == "csv" ? dp * (micro_batches == 1 ? 2 : 1) : dp * 2;
+  // Megatron carves ep out of dp: every dp x ep rank needs whole sequences.
+  if (megatron && is_moe()) micro *= ep;
   batch = micro * (later() ? micro_batches : 1);
 }
 

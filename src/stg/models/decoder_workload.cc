@@ -120,6 +120,12 @@ Workload decoder_workload(const Options& o) {
   } else {
     note(o.kvhead.has_value(), "--kvhead (grouped-query attention is --model_type llama)");
   }
+  if (moe && o.megatron())
+    require(micro % (o.dp * o.ep) == 0,
+            "--micro_batch " + num(micro) +
+                " is not divisible by --dp x --ep = " + num(o.dp * o.ep) +
+                ": with --framework megatron expert parallelism is carved out of data "
+                "parallelism, so every dp x ep rank needs whole sequences");
   if (moe) {
     require(v.at("Experts") % o.ep == 0, "--experts " + num(v.at("Experts")) +
                                              " is not divisible by --ep " + num(o.ep) +

@@ -10,7 +10,13 @@ using graph::Op;
 using graph::Shape;
 using graph::Tensor;
 
-void flatten_block_weights(graph::Graph& g, bool reduce_per_step) {
+namespace {
+void flatten_group(graph::Graph& g, int original, const std::vector<int>& weights,
+                   const std::vector<int>& grads, bool reduce_per_step, const std::string& suffix);
+}  // namespace
+
+void flatten_block_weights(graph::Graph& g, bool reduce_per_step,
+                           const std::string& expert_symbol) {
   const int original = static_cast<int>(g.size());
   std::map<int, int> grad_of_weight;
   for (int i = 0; i < original; ++i)
@@ -24,7 +30,28 @@ void flatten_block_weights(graph::Graph& g, bool reduce_per_step) {
     grads.push_back(grad->second);
   }
   if (weights.empty()) return;
+  if (expert_symbol.empty()) {
+    flatten_group(g, original, weights, grads, reduce_per_step, "");
+    return;
+  }
+  // Two buckets: weights whose gradient is summed over the expert-data-
+  // parallel ranks (the experts) and the others.
+  std::vector<int> w_dense, g_dense, w_expert, g_expert;
+  for (size_t k = 0; k < weights.size(); ++k) {
+    bool expert = false;
+    for (const Expr& e : g.result(grads[k]).y_hidden)
+      expert = expert || e.has_symbol(expert_symbol);
+    (expert ? w_expert : w_dense).push_back(weights[k]);
+    (expert ? g_expert : g_dense).push_back(grads[k]);
+  }
+  if (!w_dense.empty()) flatten_group(g, original, w_dense, g_dense, reduce_per_step, "");
+  if (!w_expert.empty())
+    flatten_group(g, original, w_expert, g_expert, reduce_per_step, "_experts");
+}
 
+namespace {
+void flatten_group(graph::Graph& g, int original, const std::vector<int>& weights,
+                   const std::vector<int>& grads, bool reduce_per_step, const std::string& suffix) {
   Expr total;
   for (int w : weights) total = total + expr::product(g.result(w).y_shape);
   const Shape full = {total};
@@ -43,11 +70,12 @@ void flatten_block_weights(graph::Graph& g, bool reduce_per_step) {
     return t;
   };
 
-  Tensor shard = make("_sharded_weight", Op::kPlaceholder, -1, {total / Expr::symbol("fsdp")}, one);
+  Tensor shard =
+      make("_sharded_weight" + suffix, Op::kPlaceholder, -1, {total / Expr::symbol("fsdp")}, one);
   shard.require_grads = true;
   shard.role = graph::Role::kWeight;
   const int sharded = g.add(std::move(shard));
-  Tensor assembled_t = make("_assembled_weight", Op::kIdentity, sharded, full, one);
+  Tensor assembled_t = make("_assembled_weight" + suffix, Op::kIdentity, sharded, full, one);
   assembled_t.transient = true;
   const int assembled = g.add(std::move(assembled_t));
 
@@ -70,8 +98,8 @@ void flatten_block_weights(graph::Graph& g, bool reduce_per_step) {
   }
 
   const graph::OpResult first_grad = g.result(grads[0]);
-  Tensor gathered =
-      make("_assembled_grad", Op::kCustom, grads[0], first_grad.y_shape, first_grad.y_hidden);
+  Tensor gathered = make("_assembled_grad" + suffix, Op::kCustom, grads[0], first_grad.y_shape,
+                         first_grad.y_hidden);
   gathered.x2_shape = full;
   gathered.x2_hidden = first_grad.y_hidden;
   gathered.extra_deps.assign(grads.begin() + 1, grads.end());
@@ -80,24 +108,25 @@ void flatten_block_weights(graph::Graph& g, bool reduce_per_step) {
   const int assembled_grad = g.add(std::move(gathered));
   // The gradient's own shard symbol: ZeRO-2 shards gradients without
   // sharding the weights (bound to dp or 1 like `fsdp`).
-  Tensor sharded_grad = reduce_per_step ? make("_sharded_grad", Op::kIdentity, assembled_grad, full,
-                                               first_grad.y_hidden)
-                                        : make("_sharded_grad", Op::kIdentity, assembled_grad,
-                                               {total / Expr::symbol("gshard")}, one);
+  Tensor sharded_grad =
+      reduce_per_step
+          ? make("_sharded_grad" + suffix, Op::kIdentity, assembled_grad, full, first_grad.y_hidden)
+          : make("_sharded_grad" + suffix, Op::kIdentity, assembled_grad,
+                 {total / Expr::symbol("gshard")}, one);
   sharded_grad.backward = true;
   sharded_grad.role = graph::Role::kGradient;
   const int sg = g.add(std::move(sharded_grad));
   g.mutable_tensor(sg).grad_of = sharded;
   for (int grad : grads) g.mutable_tensor(grad).grad_of = -1;
 
-  Tensor again = make("_assembled_weight_backward", Op::kIdentity, sharded, full, one);
+  Tensor again = make("_assembled_weight_backward" + suffix, Op::kIdentity, sharded, full, one);
   again.transient = true;
   again.backward = true;
   const int assembled_backward = g.add(std::move(again));
   std::map<int, int> backward_copy;
   for (size_t k = 0; k < weights.size(); ++k) {
-    Tensor copy =
-        make("_" + g[weights[k]].name + "_backward", Op::kCustom, assembled_backward, full, one);
+    Tensor copy = make("_" + g[weights[k]].name + "_backward" + suffix, Op::kCustom,
+                       assembled_backward, full, one);
     copy.x2_shape = weight_shape[k];
     copy.x2_hidden = weight_hidden[k];
     copy.view = true;
@@ -113,5 +142,7 @@ void flatten_block_weights(graph::Graph& g, bool reduce_per_step) {
     if (auto it = backward_copy.find(t.x2); it != backward_copy.end()) t.x2 = it->second;
   }
 }
+
+}  // namespace
 
 }  // namespace stg::models

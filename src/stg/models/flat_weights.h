@@ -16,10 +16,15 @@
 // step (one bucket per block).
 #pragma once
 
+#include <string>
+
 #include "stg/graph/graph.h"
 
 namespace stg::models {
 
-void flatten_block_weights(graph::Graph& block, bool reduce_per_step = false);
+// `expert_symbol` (megatron MoE): weights whose gradient is a partial sum
+// over this symbol (the experts) get a flat buffer and bucket of their own.
+void flatten_block_weights(graph::Graph& block, bool reduce_per_step = false,
+                           const std::string& expert_symbol = "");
 
 }  // namespace stg::models

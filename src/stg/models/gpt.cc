@@ -323,7 +323,7 @@ Graph gpt_decoder_block(bool tpsp, const Graph& attention_module, const Graph& f
   };
   sum_into("input_norm.dy", "mha.dx", "mha_res.dx2");
   sum_into("post_attn_norm.dy", ports.dx, "ffn_res.dx2");
-  flatten_block_weights(g, megatron.reduce_per_step);
+  flatten_block_weights(g, megatron.reduce_per_step, megatron.expert_data_symbol);
   return g;
 }
 

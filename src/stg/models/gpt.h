@@ -25,6 +25,9 @@ struct MegatronParts {
   // Weight gradients stay partial sums over the micro-batches and are reduced
   // once per step (ZeRO 0-2); otherwise per micro-batch (ZeRO 3).
   bool reduce_per_step = false;
+  // MoE: the symbol of the expert-data-parallel degree, whose weights get
+  // a gradient bucket of their own (models/moe.h); empty: none.
+  std::string expert_data_symbol;
 };
 
 struct GptConfig {

@@ -102,10 +102,13 @@ std::string reduce_chain(Graph& g, const std::vector<std::string>& inputs,
   return last;
 }
 
-Graph moe_ffn(int experts_per_rank) {
+Graph megatron_moe_frame();
+Graph megatron_expert();
+
+Graph moe_ffn(int experts_per_rank, bool megatron) {
   Graph g;
-  g.append(moe_frame(), "moe.", {}, {});
-  const Graph one = expert();
+  g.append(megatron ? megatron_moe_frame() : moe_frame(), "moe.", {}, {});
+  const Graph one = megatron ? megatron_expert() : expert();
   for (int i = 0; i < experts_per_rank; ++i)
     g.append(one, "moe." + std::to_string(i) + ".", {}, {});
   std::vector<std::string> dx, y;
@@ -121,17 +124,92 @@ Graph moe_ffn(int experts_per_rank) {
   return g;
 }
 
+// Megatron-LM's MoE layer (--framework megatron): expert parallelism is
+// carved out of data parallelism. Written with `dp` on the token side (each
+// rank routes its own Batch/dp sequences; build_moe turns dp into dp·ep, the
+// whole data-parallel degree) and `edp` on the expert side (the ranks of one
+// expert's data-parallel group: dp). Dispatch and combine are all-to-alls
+// over ep, which move the ep split from the sequences to the tokens; each
+// rank's Experts/ep experts see Seq·KExperts/Experts tokens per sequence of
+// the ep group, gathered over tp (the experts' weights are split over tp).
+constexpr const char* kTokens = "Batch/dp, Seq/(cp*tp), Dmodel";
+constexpr const char* kPicked = "Batch/dp, Seq*KExperts/(cp*tp), Dmodel";
+constexpr const char* kScores = "Batch/dp, Seq/(cp*tp), Experts";
+constexpr const char* kRouted = "Batch/edp, Seq*KExperts/(cp*tp*ep), Dmodel";
+
+Graph megatron_moe_frame() {
+  Graph g;
+  g.input("x", kTokens);
+  g.weight("wrouter", "Dmodel, Experts");
+  g.einsum("scores", "x", "wrouter", "bsm,me->bse", kTokens, "Dmodel, Experts");
+  g.elementwise("probs", "scores", 5, kScores);  // softmax and top-k
+  g.broadcast("x1", "x", 1, "KExperts", kTokens);
+  g.identity("xrouted", "x1", kRouted);  // dispatch
+  g.input("yrouted", kRouted);
+  g.identity("y1", "yrouted", kPicked);   // combine
+  g.elementwise("y2", "y1", 1, kPicked);  // times the gate
+  g.broadcast("y", "y2", 1, "1/KExperts", kPicked);
+  const int b = static_cast<int>(g.size());
+  g.input("dy", kTokens, "y");
+  g.broadcast("dy2", "dy", 1, "KExperts", kTokens);
+  g.elementwise("dy1", "dy2", 1, kPicked);
+  g.identity("dyrouted", "dy1", kRouted);  // dispatch of the gradient
+  g.input("dxrouted", kRouted);
+  g.identity("dx1", "dxrouted", kPicked);  // combine of the gradient
+  g.broadcast("dx02", "dx1", 1, "1/KExperts", kPicked);
+  // The gates' gradient (one product per token and expert) and the router's.
+  g.custom("dscores", "dy", "Batch/dp*Seq/(cp*tp)*Experts*5", kTokens, kScores);
+  g.einsum("dwrouter", "dscores", "x", "bse,bsm->me", kScores, kTokens, "wrouter");
+  g.einsum("dx01", "dscores", "wrouter", "bse,me->bsm", kScores, "Dmodel, Experts");
+  g.add_op("dx", "dx01", "dx02", kTokens);
+  g.mark_backward_from(b);
+  return g;
+}
+
+Graph megatron_expert() {
+  constexpr const char* expert_tokens = "Batch/edp, Seq*KExperts/(Experts*cp*tp), Dmodel";
+  constexpr const char* all_size = "Seq*KExperts/(cp*tp*ep)";
+  constexpr const char* expert_size = "Seq*KExperts/(Experts*cp*tp)";
+  Graph w;
+  w.input("x", kRouted);
+  w.slice("x_expert", "x", 1, expert_size, kRouted);
+  w.input("dx_expert", expert_tokens);
+  w.slice("dx", "dx_expert", 1, all_size, expert_tokens);
+  w.input("y_expert", expert_tokens);
+  w.slice("y", "y_expert", 1, all_size, expert_tokens);
+  w.input("dy", kRouted);
+  w.slice("dy_expert", "dy", 1, expert_size, kRouted);
+  w.mark_backward({"dx_expert", "dx", "dy", "dy_expert"});
+  Graph g;
+  g.append(w, "ldis.", {}, {});
+  g.append(gpt_feed_forward(/*tpsp=*/true, /*gated=*/false), "ffn.",
+           {{"Seq", expr::Expr::parse("Seq*KExperts/Experts")}, {"dp", expr::Expr::symbol("edp")}},
+           {});
+  g.link("ldis.x_expert", "ffn.x0");
+  g.link("ffn.xdown", "ldis.y_expert");
+  g.link("ldis.dy_expert", "ffn.dxdown");
+  g.link("ffn.dx0", "ldis.dx_expert");
+  return g;
+}
+
 Graph decoder_block(int experts_per_rank, const MegatronParts& megatron) {
   return gpt_decoder_block(true, gpt_attention(true, /*grouped_query=*/true, megatron),
-                           moe_ffn(experts_per_rank), {"", "moe.x", "moe.y", "moe.dy", "moe.dx"},
-                           megatron);
+                           moe_ffn(experts_per_rank, megatron.enabled),
+                           {"", "moe.x", "moe.y", "moe.dy", "moe.dx"}, megatron);
 }
 
 }  // namespace
 
 Model build_moe(const MoeConfig& config) {
-  Model m = assemble_decoder_model(decoder_block(config.experts_per_rank, config.megatron),
-                                   config.num_stacks, true, config.megatron);
+  MegatronParts megatron = config.megatron;
+  if (megatron.enabled) megatron.expert_data_symbol = "edp";
+  Model m = assemble_decoder_model(decoder_block(config.experts_per_rank, megatron),
+                                   config.num_stacks, true, megatron);
+  if (megatron.enabled) {
+    // The token side's data parallelism is dp·ep; the experts' is dp.
+    m.graph.substitute({{"dp", expr::Expr::parse("dp*ep")}});
+    m.graph.substitute({{"edp", expr::Expr::symbol("dp")}});
+  }
   m.axes.push_back({"ep", "ep", mesh::AxisKind::kExpert});
   return m;
 }
