@@ -146,11 +146,13 @@ TEST(GroupAxes, OtherLayoutsAreOther) {
 // The lowered stages' axis names.
 
 TEST(StepFigures, ReportedAxisNames) {
-  const mesh::Mesh m({{"dp", "dp", 2, mesh::AxisKind::kData},
-                      {"tp", "tp", 1, mesh::AxisKind::kTensor},
-                      {"sp", "cp", 1, mesh::AxisKind::kSequence},
-                      {"ep", "ep", 2, mesh::AxisKind::kExpert}},
-                     2);
+  mesh::Mesh m({{"dp", "dp", 2, mesh::AxisKind::kData},
+                {"tp", "tp", 1, mesh::AxisKind::kTensor},
+                {"sp", "cp", 1, mesh::AxisKind::kSequence},
+                {"ep", "ep", 2, mesh::AxisKind::kExpert}},
+               2);
+  EXPECT_EQ(report::reported_axis(m, 4), "other");  // no stage group yet
+  m.add_stage_group({"embedding", {0, 1}});
   EXPECT_EQ(report::reported_axis(m, 0), "dp");
   EXPECT_EQ(report::reported_axis(m, 1), "tp");
   EXPECT_EQ(report::reported_axis(m, 2), "cp");
