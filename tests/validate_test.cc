@@ -533,6 +533,59 @@ TEST(Inspect, StructureIgnoresIdsGroupsPeersAndTags) {
 }
 
 // ---------------------------------------------------------------------------
+// W1: ASTRA-sim's roofline time (perf = min(bw x ops/bytes, peak), time =
+// ops / perf, truncated to whole ns).
+
+TEST(Roofline, ComputeAndMemoryBoundTimes) {
+  const RooflineFigures h100;  // 989 TFLOPS, 3350 GB/s
+  // Compute bound: 1e12 ops over 1e9 bytes at 989 TFLOPS = 1011.122... us
+  // (the figure ASTRA-sim printed for this node, docs/facts.md).
+  EXPECT_EQ(roofline_ns(1000000000000ull, 1000000000ull, h100), 1011122u);
+  // Memory bound: 1 op over 67 MB at 3350 GB/s = 20,000 ns.
+  EXPECT_EQ(roofline_ns(1, 67000000, h100), 20000u);
+  // Below 1 ns on both roofs: 989,000 ops and 3,349 bytes -> 0.99970 ns.
+  EXPECT_EQ(roofline_ns(988000, 3349, h100), 0u);
+  EXPECT_EQ(roofline_ns(1500000, 100, h100), 1u);  // 1.517 ns
+  EXPECT_EQ(roofline_ns(0, 100, h100), 0u);
+  // Other hardware figures: 1 TFLOPS, 1 GB/s.
+  EXPECT_EQ(roofline_ns(8192, 2048, RooflineFigures{1, 1}), 2048u);
+}
+
+TEST(Validate, DependencyFreeZeroTimeComputeIsAWarning) {
+  TraceSet t;
+  // Rank 0's root runs 1000 ops over 64 bytes: 19 ps under the H100 roofs.
+  write_clean(t);
+  const ValidationReport r = run(t);
+  EXPECT_EQ(r.exit_status(), 0) << dump(r);
+  EXPECT_EQ(r.zero_time_roots, 2);  // node 1 on rank 0, node 11 on rank 1
+  ASSERT_EQ(r.warnings.size(), 2u);
+  EXPECT_NE(r.warnings[0].find("rank 0: compute node 1"), std::string::npos) << r.warnings[0];
+  EXPECT_NE(r.warnings[1].find("rank 1: compute node 11"), std::string::npos) << r.warnings[1];
+  // Node 5 depends on a receive: it is not a root and is not counted.
+  // Slower hardware (1 TFLOPS, 1 GB/s) runs the roots in 64 ns.
+  ValidateOptions slow;
+  slow.roofline = {1, 1};
+  const ValidationReport s = run(t, slow);
+  EXPECT_EQ(s.zero_time_roots, 0);
+  EXPECT_TRUE(s.warnings.empty());
+  // A root of 2,000,000 ops and 8,000 bytes takes 2 ns: no warning.
+  TraceSet big;
+  big.write_rank(0, {comp(1, {}, 2000000, 8000), coll(2, {1}, kAllReduce, 100, "1")});
+  big.write_rank(1, {comp(11, {}, 2000000, 8000), coll(12, {11}, kAllReduce, 100, "1")});
+  big.write_comm_groups(R"({"1": [0, 1]})");
+  EXPECT_EQ(run(big).zero_time_roots, 0) << dump(run(big));
+}
+
+TEST(Validate, MainPrintsTheZeroTimeWarningAndKeepsExitZero) {
+  TraceSet t;
+  write_clean(t);
+  EXPECT_EQ(validate_main({t.dir()}), 0);
+  EXPECT_EQ(validate_main({t.dir(), "--peak_tflops", "1", "--mem_bw_gbps", "1"}), 0);
+  EXPECT_EQ(validate_main({t.dir(), "--peak_tflops", "0"}), 2);
+  EXPECT_EQ(validate_main({t.dir(), "--mem_bw_gbps", "fast"}), 2);
+}
+
+// ---------------------------------------------------------------------------
 // Real outputs.
 
 TEST(ValidateGenerated, GeneratorOutputIsClean) {
@@ -547,6 +600,7 @@ TEST(ValidateGenerated, GeneratorOutputIsClean) {
   EXPECT_GT(r.nodes, 0);
   EXPECT_EQ(r.violations(), 0) << dump(r);
   EXPECT_EQ(r.exit_status(), 0) << dump(r);
+  EXPECT_EQ(r.zero_time_roots, 0) << dump(r);
   const nlohmann::ordered_json j = inspect_dir(out);
   EXPECT_TRUE(j["errors"].empty()) << j.dump(1);
   EXPECT_EQ(j["ranks"], 8);
@@ -567,6 +621,22 @@ TEST(ValidateGenerated, ReferenceOutputsAreClean) {
     ++checked;
   }
   EXPECT_GT(checked, 0);
+}
+
+// The issue's tiny llama: the input embedding (8,192 ops, 2,048 elements)
+// has no dependencies and runs in 0 ns on every rank.
+TEST(ValidateGenerated, TinyLlamaWarnsAboutItsEmbedding) {
+  TraceSet t;
+  const std::string out = t.dir() + "/tiny";
+  const std::string cmd = std::string("'") + STG_BINARY + "' --output_dir '" + out +
+                          "' --model_type llama --sp 4 --dvocal 4 --dmodel 256 --dff 256 --head 1"
+                          " --kvhead 1 --seq 32 --batch 1 --num_stacks 1 --quiet";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  const ValidationReport r = validate_dir(out);
+  EXPECT_EQ(r.exit_status(), 0) << dump(r);
+  EXPECT_EQ(r.zero_time_roots, 4);
+  ASSERT_FALSE(r.warnings.empty());
+  EXPECT_NE(r.warnings[0].find("in_emb"), std::string::npos) << r.warnings[0];
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -22,12 +23,28 @@ const char kValidateRules[] =
     "     with a simulated comm_type (ALL_REDUCE/ALL_GATHER/REDUCE_SCATTER/ALL_TO_ALL)\n"
     "  R3 all members of a group issue the same (type, size) sequence on it\n"
     "  R4 every send has exactly one recv with the same (src, dst, tag, size)\n"
-    "  R5 compute nodes have num_ops and a non-zero tensor_size";
+    "  R5 compute nodes have num_ops and a non-zero tensor_size\n"
+    "and warns (W1, exit status unchanged) about dependency-free compute nodes that\n"
+    "ASTRA-sim's roofline runs in 0 ns, on which it aborts at time 0.";
 
 // Refuses an empty file name (CLI11 accepts "" as a value).
 const CLI::Validator kFileName(
     [](const std::string& value) { return value.empty() ? std::string("needs a file name") : ""; },
     "FILE");
+
+// A hardware figure: a positive number (CLI::PositiveNumber's message
+// prints the whole double range).
+const CLI::Validator kPositive(
+    [](const std::string& value) {
+      try {
+        size_t used = 0;
+        const double v = std::stod(value, &used);
+        if (used == value.size() && v > 0) return std::string();
+      } catch (const std::exception&) {
+      }
+      return "'" + value + "' is not a positive number";
+    },
+    "NUMBER > 0");
 
 // Parses `args` into `app`. Returns an exit status when the command ends
 // here: 0 after --help, 2 after a usage error (one line on stderr).
@@ -70,6 +87,12 @@ int validate_main(const std::vector<std::string>& args) {
   app.add_flag("--replay", options.replay,
                "then replay all ranks (order only, ASTRA-sim issue rules) and fail (exit 1) if "
                "some node never completes; holds every rank's graph in memory at once");
+  app.add_option("--peak_tflops", options.roofline.peak_tflops,
+                 "W1: ASTRA-sim's \"peak-perf\" in TFLOPS (default 989)")
+      ->check(kPositive);
+  app.add_option("--mem_bw_gbps", options.roofline.mem_bw_gbps,
+                 "W1: ASTRA-sim's \"local-mem-bw\" in GB/s (default 3350)")
+      ->check(kPositive);
   if (const auto done = parse(app, "validate", args)) return *done;
   const ValidationReport report = validate_dir(dir, options);
   print_report(report);

@@ -292,6 +292,8 @@ struct RankResult {
   Collector viol;
   std::map<std::string, Digest> seqs;
   std::vector<std::pair<P2PKey, int>> p2p;  // +1 send, -1 recv
+  int64_t zero_time_roots = 0;              // W1
+  std::vector<std::pair<std::pair<int64_t, int64_t>, std::string>> zero_time_shown;
 };
 
 bool simulated(int coll) {
@@ -407,6 +409,16 @@ RankResult process_file(const Context& ctx, int64_t rank, const std::string& pat
             }
             return rank_ref(rank) + "compute " + node_ref(n) + " " + what;
           });
+        } else if (n.data_deps.empty() && n.ctrl_deps.empty() &&
+                   roofline_ns(static_cast<uint64_t>(std::max<int64_t>(*n.num_ops, 0)),
+                               *n.tensor_size, ctx.options->roofline) == 0) {
+          ++res.zero_time_roots;
+          if (static_cast<int>(res.zero_time_shown.size()) < ctx.options->max_shown)
+            res.zero_time_shown.push_back({{rank, pos},
+                                           rank_ref(rank) + "compute " + node_ref(n) +
+                                               " has no dependencies and runs in 0 ns (" +
+                                               std::to_string(*n.num_ops) + " ops, tensor_size " +
+                                               std::to_string(*n.tensor_size) + ")"});
         }
         break;
       default:
@@ -463,6 +475,7 @@ SortKey group_sort_key(const std::string& g) {
 ValidationReport validate_dir(const std::string& dir, const ValidateOptions& options) {
   ValidationReport report;
   report.dir = dir;
+  report.roofline = options.roofline;
   Collector viol(options.max_shown);
   auto finish = [&] {
     report.counts = viol.counts;
@@ -541,6 +554,7 @@ ValidationReport validate_dir(const std::string& dir, const ValidateOptions& opt
   std::unordered_map<std::string, std::vector<std::pair<int64_t, Digest>>> seqs;
   std::unordered_map<P2PKey, int64_t, P2PHash> p2p;
   std::vector<std::pair<int64_t, std::string>> read_errors;
+  std::vector<std::pair<std::pair<int64_t, int64_t>, std::string>> zero_time_shown;
   try {
     set.for_each_rank(options.threads, [&](int64_t rank, const std::string& path) {
       RankResult res = process_file(ctx, rank, path);
@@ -553,6 +567,8 @@ ValidationReport validate_dir(const std::string& dir, const ValidateOptions& opt
       state[static_cast<size_t>(rank)] = res.graph_ok ? kOk : kBrokenGraph;
       report.nodes += res.nodes;
       viol.merge(std::move(res.viol));
+      report.zero_time_roots += res.zero_time_roots;
+      for (auto& w : res.zero_time_shown) zero_time_shown.push_back(std::move(w));
       for (auto& [g, d] : res.seqs) seqs[g].emplace_back(rank, d);
       for (const auto& [k, delta] : res.p2p) {
         auto it = p2p.try_emplace(k, 0).first;
@@ -566,6 +582,10 @@ ValidationReport validate_dir(const std::string& dir, const ValidateOptions& opt
   }
   std::sort(read_errors.begin(), read_errors.end());
   for (auto& [rank, msg] : read_errors) report.errors.push_back(std::move(msg));
+  std::sort(zero_time_shown.begin(), zero_time_shown.end());
+  for (auto& [key, msg] : zero_time_shown)
+    if (static_cast<int>(report.warnings.size()) < options.max_shown)
+      report.warnings.push_back(std::move(msg));
 
   // R3: per group, every member's digest equals the first healthy member's.
   std::vector<std::string> group_ids;
@@ -686,6 +706,15 @@ void print_report(const ValidationReport& report) {
     if (shown < report.counts[r]) std::printf(" (%lld shown)", static_cast<long long>(shown));
     std::printf("\n");
   }
+  for (const std::string& w : report.warnings) std::printf("W1 %s\n", w.c_str());
+  if (report.zero_time_roots > 0)
+    std::printf(
+        "W1 warning: %lld compute node%s without dependencies run%s in 0 ns under ASTRA-sim's "
+        "roofline (%g TFLOPS, %g GB/s; --peak_tflops, --mem_bw_gbps), which aborts at time 0 "
+        "(EventQueue: get_event_time() > current_time); use larger dimensions\n",
+        static_cast<long long>(report.zero_time_roots), report.zero_time_roots == 1 ? "" : "s",
+        report.zero_time_roots == 1 ? "s" : "", report.roofline.peak_tflops,
+        report.roofline.mem_bw_gbps);
   // Without any file read, the verdict line carries the only error.
   if (report.ranks > 0 || report.errors.size() > 1)
     for (const std::string& e : report.errors)

@@ -18,6 +18,10 @@
 //   R4 every SEND (src, dst, tag, size) has exactly one RECV on dst with the
 //      same (src, tag, size), and vice versa
 //   R5 every compute node has num_ops and a non-zero tensor_size
+// Warnings (not violations; the exit status does not change):
+//   W1 a compute node without dependencies that ASTRA-sim's roofline runs in
+//      0 ns with the hardware figures of ValidateOptions::roofline: ASTRA-sim
+//      aborts at time 0 on it (roofline.h, docs/facts.md §6)
 // An unreadable file (truncated, bad varint, malformed JSON) is an error,
 // not a violation: exit status 2.
 // With --replay (ValidateOptions::replay) the static checks are followed by
@@ -32,6 +36,7 @@
 #include <vector>
 
 #include "stg/tools/replay.h"
+#include "stg/tools/roofline.h"
 
 namespace stg::tools {
 
@@ -51,6 +56,8 @@ struct ValidateOptions {
   // After the static checks, replay the whole set (replay.h). Opt-in: it
   // holds every rank's graph in memory at once.
   bool replay = false;
+  // Hardware figures for the W1 warning (ASTRA-sim's system configuration).
+  RooflineFigures roofline;
 };
 
 struct Violation {
@@ -66,6 +73,11 @@ struct ValidationReport {
   int64_t nodes = 0;                // nodes in all readable files
   std::vector<std::string> errors;  // unreadable input or usage problems
   std::vector<std::string> notes;   // informational (e.g. no comm-group file)
+  // W1: dependency-free compute nodes that run in 0 ns, and the first
+  // max_shown of them, lowest rank first.
+  int64_t zero_time_roots = 0;
+  std::vector<std::string> warnings;
+  RooflineFigures roofline;  // the figures W1 used
   std::array<int64_t, kNumRules> counts{};
   std::vector<Violation> shown;  // first max_shown per rule, in rule order
   // Set when options.replay was given (with an error when the input was
