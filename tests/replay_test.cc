@@ -189,20 +189,62 @@ TEST(Replay, CollectivesInOppositeOrderAreStuck) {
       << dump(r);
 }
 
-// The same two collectives, independent on rank 1 but written in the
-// opposite file order there: rank 1 issues both at once, in file order,
-// so the sequences differ again.
-TEST(Replay, IndependentCollectivesIssuedInFileOrder) {
+// The same two collectives, independent on rank 1: ASTRA-sim issues the
+// ready one with the lowest id first, whatever the file order. Rank 1
+// writes them in the opposite file order but with the ids of rank 0's
+// order: it completes; with the ids swapped the sequences differ.
+TEST(Replay, IndependentCollectivesIssuedInIdOrder) {
   TraceSet t;
   t.write_comm_groups(kCommGroups);
   t.write_rank(
       0, {comp(1, {}), coll(2, {1}, kAllReduce, 100, "1"), coll(3, {1}, kAllGather, 30, "1")});
   t.write_rank(
       1, {comp(1, {}), coll(3, {1}, kAllGather, 30, "1"), coll(2, {1}, kAllReduce, 100, "1")});
-  EXPECT_FALSE(run(t).completed);
+  EXPECT_TRUE(run(t).completed) << dump(run(t));
   t.write_rank(
-      1, {comp(1, {}), coll(2, {1}, kAllReduce, 100, "1"), coll(3, {1}, kAllGather, 30, "1")});
-  EXPECT_TRUE(run(t).completed);
+      1, {comp(1, {}), coll(2, {1}, kAllGather, 30, "1"), coll(3, {1}, kAllReduce, 100, "1")});
+  EXPECT_FALSE(run(t).completed);
+}
+
+// ASTRA-sim runs one SEND or collective at a time per rank. Rank 0's
+// collective (lowest id) takes the slot and waits for rank 1, whose
+// collective waits for the receive of rank 0's send, which waits for the
+// slot: a hang (ASTRA-sim reports the send as an unreleased node). With the
+// send numbered first it is issued first and the set completes.
+TEST(Replay, CollectiveHoldingTheSlotBlocksALaterSend) {
+  TraceSet t;
+  t.write_comm_groups(kCommGroups);
+  t.write_rank(0, {coll(1, {}, kAllReduce, 100, "1"), send(2, {}, 1, 7, 50)});
+  t.write_rank(1, {recv(11, {}, 0, 7, 50), coll(12, {11}, kAllReduce, 100, "1")});
+  const ReplayResult r = run(t);
+  EXPECT_FALSE(r.completed) << dump(r);
+  EXPECT_TRUE(any_stuck(r,
+                        "rank 1 node 11 \"n11_RECV\": RECV from rank 0 (tag 7, size 50) waits "
+                        "for the matching SEND on rank 0, node 2 \"n2_SEND\", which is ready "
+                        "and waits for the rank's communication slot, held by node 1 "
+                        "\"n1_COLL\", ALL_REDUCE size 100 on group 1 (its #0 there)"))
+      << dump(r);
+  // The static checks see nothing wrong.
+  ValidateOptions o;
+  o.threads = 2;
+  EXPECT_EQ(validate_dir(t.dir(), o).violations(), 0);
+
+  t.write_rank(0, {send(1, {}, 1, 7, 50), coll(2, {}, kAllReduce, 100, "1")});
+  EXPECT_TRUE(run(t).completed) << dump(run(t));
+}
+
+// Two groups of the same two ranks: each rank's first collective holds its
+// slot while it waits for the other rank, whose slot holds the other group's.
+TEST(Replay, CrossedCollectivesOnTwoGroupsAreStuck) {
+  TraceSet t;
+  t.write_comm_groups(R"({"1": [0, 1], "2": [0, 1]})");
+  t.write_rank(0, {coll(1, {}, kAllReduce, 100, "1"), coll(2, {}, kAllReduce, 100, "2")});
+  t.write_rank(1, {coll(11, {}, kAllReduce, 100, "2"), coll(12, {}, kAllReduce, 100, "1")});
+  const ReplayResult r = run(t);
+  EXPECT_FALSE(r.completed) << dump(r);
+  EXPECT_EQ(r.stuck_nodes, 2) << dump(r);
+  t.write_rank(1, {coll(11, {}, kAllReduce, 100, "1"), coll(12, {}, kAllReduce, 100, "2")});
+  EXPECT_TRUE(run(t).completed) << dump(run(t));
 }
 
 // A collective whose partner never gets there: rank 1's collective waits
@@ -262,9 +304,11 @@ TEST(Replay, CtrlDepClosesCrossRankCycle) {
 TEST(Replay, MissingDependencyAndBadGroups) {
   TraceSet t;
   t.write_comm_groups(R"({"1": [0, 1], "2": [0]})");
-  t.write_rank(0,
-               {comp(1, {99}), coll(2, {}, kAllReduce, 8, "2"), coll(3, {}, kAllReduce, 8, "5")});
+  // A collective that never completes holds its rank's slot for good, so
+  // each bad group gets a rank of its own.
+  t.write_rank(0, {comp(1, {99}), coll(2, {}, kAllReduce, 8, "2")});
   t.write_rank(1, {comp(11, {}), comp(12, {13}), comp(13, {12})});
+  t.write_rank(2, {coll(21, {}, kAllReduce, 8, "5")});
   const ReplayResult r = run(t);
   EXPECT_FALSE(r.completed) << dump(r);
   EXPECT_EQ(r.nodes_done, 1);

@@ -19,6 +19,7 @@ namespace stg::tools {
 namespace {
 
 constexpr uint32_t kMissingDep = std::numeric_limits<uint32_t>::max();
+constexpr uint32_t kNoNode = std::numeric_limits<uint32_t>::max();
 constexpr size_t kMaxStuck = 10;  // entries of ReplayResult::stuck
 
 enum Kind : uint8_t { kOther, kSend, kRecv, kColl };
@@ -53,6 +54,11 @@ struct RankGraph {
   std::vector<CommInfo> comms;
   std::vector<std::string> comm_groups;  // per comm entry: group text (collectives), until resolved
   int64_t done = 0;
+  // ASTRA-sim's one communication slot: SENDs and collectives that are
+  // ready wait here (a min-heap on id) until the slot is free; the node that
+  // holds the slot (a collective until it completes), or kNoNode.
+  std::vector<uint32_t> slot_queue;
+  uint32_t slot_holder = kNoNode;
 
   size_t size() const { return ids.size(); }
   std::string_view name(uint32_t i) const {
@@ -380,21 +386,24 @@ void Replay::issue_coll(int64_t rank, uint32_t node) {
 }
 
 // One rank's work in one round: the nodes delivered to it (matched receives,
-// completed collectives) complete, so does everything local that follows;
-// the receives and collectives that became ready are then issued in file
-// order.
+// completed collectives) complete, so does everything local that follows.
+// SENDs and collectives go through the rank's one communication slot, lowest
+// id first: a SEND completes when issued (eager), a collective holds the
+// slot until it completes. The receives that became ready are then issued
+// in file order (they do not use the slot).
 void Replay::phase(int64_t rank, const std::vector<uint32_t>& seeds, bool initial) {
   RankGraph& g = graphs_[static_cast<size_t>(rank)];
   stack_.clear();
   ready_comm_.clear();
+  const auto later_id = [&g](uint32_t a, uint32_t b) { return g.ids[a] > g.ids[b]; };
   auto become_ready = [&](uint32_t u) {
     switch (g.kind[u]) {
       case kSend:
-        post_send(rank, u);
-        stack_.push_back(u);
+      case kColl:
+        g.slot_queue.push_back(u);
+        std::push_heap(g.slot_queue.begin(), g.slot_queue.end(), later_id);
         break;
       case kRecv:
-      case kColl:
         ready_comm_.push_back(u);
         break;
       default:
@@ -405,23 +414,36 @@ void Replay::phase(int64_t rank, const std::vector<uint32_t>& seeds, bool initia
   if (initial)
     for (uint32_t u = 0; u < g.size(); ++u)
       if (g.remaining[u] == 0) become_ready(u);
-  stack_.insert(stack_.end(), seeds.begin(), seeds.end());
-  while (!stack_.empty()) {
-    const uint32_t u = stack_.back();
-    stack_.pop_back();
-    g.state[u] = kDone;
-    ++g.done;
-    for (uint32_t k = g.child_start[u]; k < g.child_start[u + 1]; ++k)
-      if (--g.remaining[g.children[k]] == 0) become_ready(g.children[k]);
+  for (uint32_t u : seeds) {
+    if (u == g.slot_holder) g.slot_holder = kNoNode;
+    stack_.push_back(u);
+  }
+  for (;;) {
+    while (!stack_.empty()) {
+      const uint32_t u = stack_.back();
+      stack_.pop_back();
+      g.state[u] = kDone;
+      ++g.done;
+      for (uint32_t k = g.child_start[u]; k < g.child_start[u + 1]; ++k)
+        if (--g.remaining[g.children[k]] == 0) become_ready(g.children[k]);
+    }
+    if (g.slot_holder != kNoNode || g.slot_queue.empty()) break;
+    std::pop_heap(g.slot_queue.begin(), g.slot_queue.end(), later_id);
+    const uint32_t u = g.slot_queue.back();
+    g.slot_queue.pop_back();
+    if (g.kind[u] == kSend) {
+      post_send(rank, u);
+      stack_.push_back(u);
+    } else {
+      g.state[u] = kIssued;
+      g.slot_holder = u;
+      issue_coll(rank, u);
+    }
   }
   std::sort(ready_comm_.begin(), ready_comm_.end());
   for (uint32_t u : ready_comm_) {
     g.state[u] = kIssued;
-    if (g.kind[u] == kRecv) {
-      issue_recv(rank, u);
-    } else {
-      issue_coll(rank, u);
-    }
+    issue_recv(rank, u);
   }
 }
 
@@ -513,7 +535,13 @@ std::string Replay::blocker(int64_t rank, uint32_t i) const {
         break;
       }
     }
-    if (next == kMissingDep) return "is ready but was never issued (internal error)";
+    if (next == kMissingDep) {
+      if (g.slot_holder == kNoNode || g.slot_holder == cur)
+        return "is ready but was never issued (internal error)";
+      return (cur == i ? std::string("is ready and") : node_ref(rank, cur) + " is ready and") +
+             " waits for the rank's communication slot, held by " + node_ref(rank, g.slot_holder) +
+             ", " + describe(rank, g.slot_holder) + ", issued but blocked";
+    }
     cur = next;
     ++hops;
   }

@@ -10,27 +10,34 @@
 // rules.
 //   * A node is ready when all its data_deps and ctrl_deps are done.
 //   * Compute (and every other non-communication) node completes when ready.
-//   * A SEND completes when ready (eager, asynchronous send) and is then
-//     available to the peer.
-//   * A RECV completes when it is ready and the matching SEND (same src,
-//     dst, tag, size) has been issued; sends and receives of one
+//   * SENDs and collectives share one communication slot per rank, as in
+//     ASTRA-sim ("one comm at a time"; RECVs do not use it): when the slot
+//     is free, the ready one with the lowest id is issued. A SEND completes
+//     when issued (eager, asynchronous) and is then available to the peer;
+//     a collective holds the slot until it completes. A rank whose slot is
+//     held by a collective that waits for another rank, whose own slot or
+//     SEND waits for the first, is a hang ASTRA-sim shows as unreleased
+//     nodes.
+//   * A RECV is issued when ready; it completes when the matching SEND
+//     (same src, dst, tag, size) has been issued; sends and receives of one
 //     (src, dst, tag, size) are matched first-in first-out.
-//   * A collective on group G completes when it is ready on this rank and
-//     every member of G has issued (made ready) its collective at the same
-//     position of that member's per-group sequence, with the same
-//     (comm_type, comm_size); a mismatch there never completes. The world
-//     group ("0" or no name) is all ranks; an unknown group, a group that
-//     does not contain the rank and a group of fewer than two members never
-//     complete (ASTRA-sim hangs on them too).
-// Issue order, which decides the per-group position of a collective, is the
-// order in which nodes become ready in the replay. The replay runs in rounds:
-// in each round every rank with news runs its local closure (compute and
-// sends complete at once), then issues the receives and collectives that
-// became ready in that round in file order. A receive matched or a
+//   * A collective on group G completes when it is issued on this rank and
+//     every member of G has issued its collective at the same position of
+//     that member's per-group sequence, with the same (comm_type,
+//     comm_size); a mismatch there never completes. The world group ("0" or
+//     no name) is all ranks; an unknown group, a group that does not contain
+//     the rank and a group of fewer than two members never complete
+//     (ASTRA-sim hangs on them too).
+// The replay has no timing: compute nodes complete as soon as they are
+// ready, so a node that ASTRA-sim would make ready later, after a long
+// compute, may be issued earlier here. The replay runs in rounds: in each
+// round every rank with news runs its local closure (compute and sends
+// complete at once, the slot issues in id order), then issues the receives
+// that became ready in that round in file order. A receive matched or a
 // collective completed in round t completes on its rank in round t + 1, so
 // every cross-rank hand-over costs one round and the result does not depend
 // on the order in which ranks are visited (symmetric ranks issue in the same
-// order). Cost is linear in nodes plus edges.
+// order). Cost is linear in nodes plus edges (times log n for the slot).
 //
 // Unlike the static checks (one file in memory per reader thread), the
 // replay holds a compact form of every rank's graph at once (ids, names,
