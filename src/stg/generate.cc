@@ -23,6 +23,7 @@
 #include "stg/passes/pipeline.h"
 #include "stg/passes/recompute.h"
 #include "stg/passes/tie_embeddings.h"
+#include "stg/report/megatron_memory.h"
 #include "stg/report/memory.h"
 #include "stg/report/stage_figures.h"
 #include "stg/util/parallel.h"
@@ -231,8 +232,8 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
     });
     // A part of the ranks (--ranks, --shard) needs only its stages.
     const int first_stage = static_cast<int>(first_rank / layout.ranks_per_stage());
-    const int last_stage = static_cast<int>(std::max<int64_t>(first_rank, last_rank) /
-                                            layout.ranks_per_stage());
+    const int last_stage =
+        static_cast<int>(std::max<int64_t>(first_rank, last_rank) / layout.ranks_per_stage());
     listen.phase("lowering", last_stage - first_stage + 1, "stages");
     stages = lower_stages(g, w, lo, threads, first_stage, last_stage);
     io::throw_if_stopped();
@@ -250,15 +251,29 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   }
   RunSummary summary;
   summary.notes = std::move(w.notes);
-  if (o.print_gpu_vram.value_or(false)) {
+  if (o.print_gpu_vram.value_or(false) && o.megatron()) {
+    report::MegatronMemoryOptions m;
+    m.model = o.model_kind();
+    m.sequence_parallel = o.tpsp.value_or(true);
+    m.recompute = o.recompute();
+    m.weight_bytes = static_cast<int>(dtype_bytes(o.dtype.value_or(DType::kBf16)));
+    m.grad_bytes = static_cast<int>(dtype_bytes(o.grad_dtype.value_or(DType::kFp32)));
+    m.zero_stage = w.zero_stage;
+    m.schedule = lo.schedule;
+    m.micro_batches = w.micro_batches;
+    m.chunks = lo.chunks;
+    summary.memory = report::megatron_memory_by_stage(g, w.mesh, w.values, m);
+    summary.memory_report =
+        report::format_megatron_memory(summary.memory, layout.ranks_per_stage());
+  } else if (o.print_gpu_vram.value_or(false)) {
     report::MemoryOptions m;
     m.mixed_precision = lo.io.mixed_precision;
     m.zero_stage = w.zero_stage;
     m.schedule = lo.schedule;
     m.micro_batches = w.micro_batches;
     m.chunks = lo.chunks;
-    summary.memory_report = report::format_memory(report::memory_by_stage(g, w.mesh, w.values, m),
-                                                  layout.ranks_per_stage());
+    summary.memory = report::memory_by_stage(g, w.mesh, w.values, m);
+    summary.memory_report = report::format_memory(summary.memory, layout.ranks_per_stage());
   }
   summary.step =
       report::step_figures(stages, w.mesh, first_rank, last_rank,

@@ -16,6 +16,7 @@
 #include "stg/models/workload.h"
 #include "stg/options.h"
 #include "stg/passes/pass.h"
+#include "stg/report/memory.h"
 #include "stg/report/step_figures.h"
 
 namespace stg {
@@ -26,7 +27,8 @@ struct RunSummary {
   int64_t bytes = 0;
   int64_t nodes = 0;
   std::string comm_group_path;
-  std::string memory_report;  // with --print_gpu_vram: one line per stage
+  std::string memory_report;                // with --print_gpu_vram: one line per stage
+  std::vector<report::StageMemory> memory;  // the same figures, per stage (bytes)
   // FLOPs per rank and bytes per parallel axis of the ranks written
   // (report/step_figures.h; the CLI prints them with --print_step_figures).
   report::StepFigures step;

@@ -33,6 +33,8 @@ struct StageMemory {
   int stage = 0;
   double params = 0, grads = 0, optimizer = 0, activations = 0;  // bytes
   double in_flight = 1;  // micro-batches whose activations are held at once
+  int blocks = 0;        // transformer blocks on the stage (megatron report)
+  double logits = 0;     // part of activations: the last stage's fp32 logits (megatron)
   double total() const { return params + grads + optimizer + activations; }
 };
 

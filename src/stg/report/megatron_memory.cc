@@ -1,0 +1,156 @@
+#include "stg/report/megatron_memory.h"
+
+#include <cstdio>
+#include <map>
+#include <set>
+
+namespace stg::report {
+
+using graph::Role;
+using graph::Tensor;
+
+namespace {
+
+double elements(const graph::Graph& g, int t, const expr::Values& values) {
+  return static_cast<double>(
+      expr::whole_count(expr::product(g.result(t).y_shape), values, "size of " + g[t].id()));
+}
+
+double degree(const mesh::Mesh& mesh, mesh::AxisKind kind) {
+  const int a = mesh.find(kind);
+  return a < 0 ? 1 : static_cast<double>(mesh.axis(a).degree);
+}
+
+double value(const expr::Values& values, const std::string& symbol, double fallback) {
+  const auto it = values.by_symbol.find(symbol);
+  return it == values.by_symbol.end() ? fallback : static_cast<double>(it->second);
+}
+
+// Sequences of one micro-batch on one rank: Megatron's micro-batch size.
+// stg's MicroBatch is summed over the data-parallel ranks, which are
+// dp x ep under Megatron's MoE (expert parallelism carved out of dp).
+double rank_micro_batch(const mesh::Mesh& mesh, const expr::Values& values, ModelKind model) {
+  const double micro = value(values, "MicroBatch", value(values, "Batch", 1));
+  const double dp = degree(mesh, mesh::AxisKind::kData) *
+                    (model == ModelKind::kMoe ? degree(mesh, mesh::AxisKind::kExpert) : 1);
+  return micro / dp;
+}
+
+}  // namespace
+
+double block_activation_bytes(const mesh::Mesh& mesh, const expr::Values& values,
+                              const MegatronMemoryOptions& o) {
+  const double t = degree(mesh, mesh::AxisKind::kTensor);
+  const double s = value(values, "Seq", 1) / degree(mesh, mesh::AxisKind::kSequence);
+  const double b = rank_micro_batch(mesh, values, o.model);
+  const double h = value(values, "Dmodel", 1), f = value(values, "Dff", 1);
+  const double sbh = s * b * h, sbf = s * b * f;
+  if (o.recompute == Recompute::kFull)  // the block input, 2 bytes
+    return 2 * sbh / (o.sequence_parallel ? t : 1);
+  // Korthikanti et al. §4.1 count, per element kept for the backward pass
+  // (2 bytes, 1 for a dropout mask). gpt: 34·sbh = 10·sbh that tensor
+  // parallelism alone does not split + 24·sbh that it does.
+  const bool grouped = o.model != ModelKind::kGpt;  // llama, moe: grouped-query attention
+  const double kv = grouped ? value(values, "KVHead", 1) / value(values, "Head", 1) : 1;
+  const double norms = 4 * sbh;         // the inputs of the two norms
+  const double block_inputs = 4 * sbh;  // the QKV and the MLP input (norm outputs)
+  const double masks = o.model == ModelKind::kGpt ? 2 * sbh : 0;  // two dropouts, GPT-3 only
+  const double attention = 2 * sbh                                // Q
+                           + 4 * sbh * kv                         // K and V
+                           + 2 * sbh;  // the attention output (the projection's input)
+  double mlp = 0;
+  switch (o.model) {
+    case ModelKind::kLlama:  // SwiGLU: gate and up outputs, SiLU output, their product
+      mlp = 8 * sbf;
+      break;
+    case ModelKind::kMoe:  // k experts per token: each keeps its input and GeLU in/out
+      mlp = value(values, "KExperts", 1) * (2 * sbh + 4 * sbf);
+      break;
+    default:  // GeLU input and output
+      mlp = 4 * sbf;
+      break;
+  }
+  const double replicated = norms + block_inputs + masks;
+  const double split = attention + mlp;
+  // Selective recomputation drops the attention's score matrices
+  // (5·a·s²·b), which a fused attention kernel never stores: no change.
+  return o.sequence_parallel ? (replicated + split) / t : replicated + split / t;
+}
+
+std::vector<StageMemory> megatron_memory_by_stage(const graph::Graph& g, const mesh::Mesh& mesh,
+                                                  const expr::Values& values,
+                                                  const MegatronMemoryOptions& o) {
+  const int n = static_cast<int>(g.size());
+  const int pp = static_cast<int>(mesh.stages());
+  std::vector<StageMemory> stages(pp);
+  std::vector<std::set<int>> blocks(pp);
+  for (int i = 0; i < n; ++i)
+    // A block's weights live on its stage (activations may arrive from a
+    // neighbouring stage's block).
+    if (g[i].role == Role::kWeight && g[i].placement.kind == graph::Placement::Kind::kBlock)
+      blocks[g[i].stage].insert(g[i].placement.block);
+
+  // The update of each weight holds the parameters the rank's optimizer
+  // steps: all of them, or its shard (distributed optimizer, FSDP).
+  std::map<int, int> update_of;
+  for (int i = 0; i < n; ++i)
+    if (g[i].role == Role::kUpdate && g[i].x1 >= 0) update_of[g[i].x1] = i;
+  const double optimizer_bytes = 8 + (o.weight_bytes < 4 ? 4 : 0);
+  for (int i = 0; i < n; ++i) {
+    const Tensor& w = g[i];
+    if (w.role != Role::kWeight || w.view) continue;
+    StageMemory& m = stages[w.stage];
+    const double count = elements(g, i, values);
+    const auto u = update_of.find(i);
+    const double updated = u == update_of.end() ? count : elements(g, u->second, values);
+    m.params += count * o.weight_bytes;
+    m.grads += (o.zero_stage >= 2 ? updated : count) * o.grad_bytes;
+    m.optimizer += updated * optimizer_bytes;
+  }
+
+  const double per_block = block_activation_bytes(mesh, values, o);
+  const double t = degree(mesh, mesh::AxisKind::kTensor);
+  const double s = value(values, "Seq", 1) / degree(mesh, mesh::AxisKind::kSequence);
+  // The last stage's logits, fp32 and vocabulary-parallel, for the loss.
+  const double logits =
+      4 * s * rank_micro_batch(mesh, values, o.model) * value(values, "Dvocal", 0) / t;
+  for (int st = 0; st < pp; ++st) {
+    StageMemory& m = stages[st];
+    m.stage = st;
+    m.blocks = static_cast<int>(blocks[st].size());
+    m.in_flight = lower::activations_in_flight(o.schedule, st, pp, o.micro_batches, o.chunks);
+    m.logits = (st == pp - 1 ? logits : 0) * m.in_flight;
+    m.activations = m.blocks * per_block * m.in_flight + m.logits;
+  }
+  return stages;
+}
+
+namespace {
+std::string logits_text(double gib) {
+  if (gib == 0) return "";
+  char text[64];
+  std::snprintf(text, sizeof text, ", of which logits %.3f", gib);
+  return text;
+}
+}  // namespace
+
+std::string format_megatron_memory(const std::vector<StageMemory>& stages,
+                                   int64_t ranks_per_stage) {
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  std::string out;
+  char line[400];
+  for (const StageMemory& m : stages) {
+    std::snprintf(line, sizeof line,
+                  "memory stage %d (ranks %lld-%lld): total %.3f GiB = params %.3f + grads %.3f + "
+                  "optimizer %.3f + activations %.3f (%d blocks x %.2f micro-batches in flight%s; "
+                  "Korthikanti et al., fused attention)\n",
+                  m.stage, static_cast<long long>(m.stage * ranks_per_stage),
+                  static_cast<long long>((m.stage + 1) * ranks_per_stage - 1), m.total() / kGiB,
+                  m.params / kGiB, m.grads / kGiB, m.optimizer / kGiB, m.activations / kGiB,
+                  m.blocks, m.in_flight, logits_text(m.logits / kGiB).c_str());
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace stg::report

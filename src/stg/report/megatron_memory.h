@@ -1,0 +1,57 @@
+// Memory per rank of a training step under --framework megatron, after
+// Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
+// Transformer Models", §4) and Megatron-LM's mixed precision:
+//  - params: the weights the rank holds (from the graph, as sharded), in
+//    the trace's --dtype (2 bytes in bf16);
+//  - grads: the gradient buffer, in --grad_dtype (fp32: 4 bytes), the
+//    weight's size, or its optimizer shard from ZeRO stage 2 on;
+//  - optimizer: Adam's two fp32 moments plus an fp32 master copy when the
+//    weights are narrower (12 bytes per parameter in bf16), over the
+//    parameters the rank updates: its shard under the distributed optimizer
+//    (ZeRO 1/2) or FSDP (ZeRO 3), read from the graph's weight-update ops;
+//  - activations: the formula of Korthikanti et al. per block and
+//    micro-batch (docs/megatron.md "Memory per rank"), times the blocks of
+//    the stage and the micro-batches its schedule holds at once, plus the
+//    fp32 logits on the last stage.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "stg/expr/values.h"
+#include "stg/graph/graph.h"
+#include "stg/lower/schedule.h"
+#include "stg/mesh/mesh.h"
+#include "stg/options.h"
+#include "stg/report/memory.h"
+
+namespace stg::report {
+
+struct MegatronMemoryOptions {
+  ModelKind model = ModelKind::kGpt;  // gpt, llama or moe
+  bool sequence_parallel = true;      // --tpsp
+  Recompute recompute = Recompute::kNone;
+  int weight_bytes = 2;  // --dtype
+  int grad_bytes = 4;    // --grad_dtype
+  int zero_stage = 0;
+  lower::Schedule schedule = lower::Schedule::kNone;
+  int micro_batches = 1;
+  int chunks = 1;
+};
+
+// The activation bytes of one block for one micro-batch on one rank
+// (Korthikanti et al.'s formula with a fused attention kernel), from the
+// bound model dimensions and the mesh degrees.
+double block_activation_bytes(const mesh::Mesh& mesh, const expr::Values& values,
+                              const MegatronMemoryOptions& options);
+
+// `g` after the pass pipeline (stages assigned, weight updates added).
+std::vector<StageMemory> megatron_memory_by_stage(const graph::Graph& g, const mesh::Mesh& mesh,
+                                                  const expr::Values& values,
+                                                  const MegatronMemoryOptions& options);
+
+// "memory stage 0 (ranks 0-3): total ... GiB = params ... (Korthikanti et
+// al., fused attention)", one line per stage.
+std::string format_megatron_memory(const std::vector<StageMemory>& stages, int64_t ranks_per_stage);
+
+}  // namespace stg::report
