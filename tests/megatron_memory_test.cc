@@ -9,7 +9,10 @@
 //     tp + sequence par.      34·sbh/t                 5·a·s²·b term)
 //     full recompute          2·sbh (/t with sequence parallelism)
 //   times the blocks of the stage and the micro-batches in flight (1F1B:
-//   pp - stage; GPipe: all); the last stage adds its fp32 logits 4·s·b·V/t;
+//   pp - stage; GPipe: all); the last stage adds its fp32 logits 4·s·b·V/t
+//   and the inputs of its final norm and output layer 4·sbh (Korthikanti
+//   §4.3), the first stage gpt's embedding dropout mask sbh (both /t with
+//   sequence parallelism);
 //   parameters 2 bytes (bf16), gradients 4 (fp32), optimizer 12 (fp32 master,
 //   Adam's m and v), the optimizer divided over dp by the distributed
 //   optimizer (ZeRO 1), gradients too from ZeRO 2.
@@ -84,8 +87,9 @@ TEST(MegatronMemory, IssueCaseFusedAttention) {
   const auto m = run(p);
   ASSERT_EQ(m.size(), 1u);
   const double sbh = 2048.0 * 1 * 4096;
-  expect_near(m[0].activations - m[0].logits, 4 * 34 * sbh, "blocks");
-  EXPECT_DOUBLE_EQ((m[0].activations - m[0].logits) / kGiB, 1.0625);
+  const double ends = 4 * sbh + sbh;  // final norm and output inputs; embedding dropout mask
+  expect_near(m[0].activations - m[0].logits, 4 * 34 * sbh + ends, "blocks");
+  EXPECT_DOUBLE_EQ((m[0].activations - m[0].logits - ends) / kGiB, 1.0625);
   expect_near(m[0].logits, 4.0 * 2048 * 1 * 51200, "fp32 logits");
   EXPECT_EQ(m[0].blocks, 4);
 }
@@ -152,12 +156,12 @@ TEST(MegatronMemory, TensorParallelWithAndWithoutSequenceParallelism) {
   p.tp = 2;
   const double sbh = static_cast<double>(p.s * p.B * p.h);
   const auto with_sp = run(p);
-  expect_near(with_sp[0].activations - with_sp[0].logits, 4 * 34 * sbh / 2, "34·sbh/t");
+  expect_near(with_sp[0].activations - with_sp[0].logits, (4 * 34 * sbh + 5 * sbh) / 2, "34·sbh/t");
   expect_near(with_sp[0].logits, 4.0 * p.s * p.B * p.V / 2, "vocabulary-parallel logits");
   expect_near(with_sp[0].params, 2 * gpt_params(p, 4, true, 2), "weights split over tp");
   p.sp = false;
   const auto without = run(p);
-  expect_near(without[0].activations - without[0].logits, 4 * (10 + 24.0 / 2) * sbh,
+  expect_near(without[0].activations - without[0].logits, 4 * (10 + 24.0 / 2) * sbh + 5 * sbh,
               "(10 + 24/t)·sbh");
 }
 
@@ -167,10 +171,10 @@ TEST(MegatronMemory, FullAndSelectiveRecompute) {
   const double sbh = static_cast<double>(p.s * p.B * p.h);
   p.recompute = Recompute::kFull;
   const auto full = run(p);
-  expect_near(full[0].activations - full[0].logits, 4 * 2 * sbh / 2, "the block input");
+  expect_near(full[0].activations - full[0].logits, (4 * 2 * sbh + 5 * sbh) / 2, "the block input");
   p.recompute = Recompute::kSelective;
   const auto selective = run(p);
-  expect_near(selective[0].activations - selective[0].logits, 4 * 34 * sbh / 2,
+  expect_near(selective[0].activations - selective[0].logits, (4 * 34 * sbh + 5 * sbh) / 2,
               "34·sbh/t (fused attention stores no scores anyway)");
 }
 
@@ -186,29 +190,45 @@ TEST(MegatronMemory, MicroBatchesInFlightOfTheSchedule) {
     ASSERT_EQ(m.size(), 2u);
     expect_near(m[0].in_flight, first, "stage 0 in flight");
     expect_near(m[1].in_flight, last, "stage 1 in flight");
-    expect_near(m[0].activations, 2 * 34 * sbh * first, "stage 0");
-    expect_near(m[1].activations, (2 * 34 * sbh + 4.0 * p.s * 2 * p.V) * last,
-                "stage 1 with its logits");
+    expect_near(m[0].activations, (2 * 34 * sbh + sbh) * first, "stage 0 with its dropout mask");
+    expect_near(m[1].activations, (2 * 34 * sbh + 4 * sbh + 4.0 * p.s * 2 * p.V) * last,
+                "stage 1 with its logits and the inputs of the final norm and output layer");
     // Tied embeddings on stages apart: each end holds a copy.
     expect_near(m[0].params, 2 * gpt_params(p, 2, true, 1), "stage 0 weights");
     expect_near(m[1].params, 2 * gpt_params(p, 2, true, 1), "stage 1 weights");
   }
 }
 
-// llama: grouped-query attention (K and V of kv heads), SwiGLU (4 tensors of
-// s·b·f), no dropout: sbh·(4 + 4 + 2 + 4·kv/a + 2) + 8·sbf per block.
+// llama: grouped-query attention (K and V of kv heads), fused SwiGLU (its
+// [gate|up] input, 4·sbf, and its output, 2·sbf), no dropout:
+// sbh·(4 + 4 + 2 + 4·kv/a + 2) + 6·sbf per block; the last-stage inputs 4·sbh.
 TEST(MegatronMemory, LlamaCount) {
   Plan p;
   p.kind = ModelKind::kLlama, p.kv = 2, p.tie = false;
   const auto m = run(p);
   const double sbh = static_cast<double>(p.s * p.B * p.h),
                sbf = static_cast<double>(p.s * p.B * p.f);
-  const double per_block = sbh * (4 + 4 + 2 + 4.0 * 2 / 8 + 2) + 8 * sbf;
-  expect_near(m[0].activations - m[0].logits, 4 * per_block, "llama blocks");
+  const double per_block = sbh * (4 + 4 + 2 + 4.0 * 2 / 8 + 2) + 6 * sbf;
+  expect_near(m[0].activations - m[0].logits, 4 * per_block + 4 * sbh, "llama blocks");
   // Weights: Q and output h², K and V h·h·kv/a each, three FFN matrices.
   const double weights =
       4.0 * (2 * p.h * p.h + 2 * p.h * p.h * 2 / 8 + 3 * p.h * p.f) + 2.0 * p.V * p.h;
   expect_near(m[0].params, 2 * weights, "llama weights");
+}
+
+// moe with tp 2: the dispatched tokens (k·2·sbh) are gathered over tp, the
+// experts' GeLU input and output (k·4·sbf) split over tp like their
+// weights, and each expert's output (k·2·sbh) kept split for the gates.
+TEST(MegatronMemory, MoeExpertsKeepGatheredTokens) {
+  Plan p;
+  p.kind = ModelKind::kMoe, p.kv = 2, p.tp = 2, p.tie = false;
+  const auto m = run(p);
+  const double sbh = static_cast<double>(p.s * p.B * p.h),
+               sbf = static_cast<double>(p.s * p.B * p.f);
+  const double k = 2;  // stg's default --kexperts
+  const double attention = sbh * (4 + 4 + 2 + 4.0 * 2 / 8 + 2);
+  const double per_block = 2 * k * sbh + (attention + k * (4 * sbf + 2 * sbh)) / 2;
+  expect_near(m[0].activations - m[0].logits, 4 * per_block + 4 * sbh / 2, "moe blocks");
 }
 
 }  // namespace

@@ -256,7 +256,8 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
     m.model = o.model_kind();
     m.sequence_parallel = o.tpsp.value_or(true);
     m.recompute = o.recompute();
-    m.weight_bytes = static_cast<int>(dtype_bytes(o.dtype.value_or(DType::kBf16)));
+    // fp8 training computes in fp8 but keeps bf16 weights (Megatron-LM).
+    m.weight_bytes = std::max(2, static_cast<int>(dtype_bytes(o.dtype.value_or(DType::kBf16))));
     m.grad_bytes = static_cast<int>(dtype_bytes(o.grad_dtype.value_or(DType::kFp32)));
     m.zero_stage = w.zero_stage;
     m.schedule = lo.schedule;
@@ -264,7 +265,7 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
     m.chunks = lo.chunks;
     summary.memory = report::megatron_memory_by_stage(g, w.mesh, w.values, m);
     summary.memory_report =
-        report::format_megatron_memory(summary.memory, layout.ranks_per_stage());
+        report::format_megatron_memory(summary.memory, layout.ranks_per_stage(), m.recompute);
   } else if (o.print_gpu_vram.value_or(false)) {
     report::MemoryOptions m;
     m.mixed_precision = lo.io.mixed_precision;

@@ -59,13 +59,17 @@ double block_activation_bytes(const mesh::Mesh& mesh, const expr::Values& values
                            + 4 * sbh * kv                         // K and V
                            + 2 * sbh;  // the attention output (the projection's input)
   double mlp = 0;
+  double gathered = 0;  // held whole on every tp rank, with or without sequence parallelism
   switch (o.model) {
-    case ModelKind::kLlama:  // SwiGLU: gate and up outputs, SiLU output, their product
-      mlp = 8 * sbf;
+    case ModelKind::kLlama:  // fused SwiGLU: its [gate|up] input and its output
+      mlp = 6 * sbf;
       break;
-    case ModelKind::kMoe:  // k experts per token: each keeps its input and GeLU in/out
-      mlp = value(values, "KExperts", 1) * (2 * sbh + 4 * sbf);
+    case ModelKind::kMoe: {  // k experts per token
+      const double k = value(values, "KExperts", 1);
+      gathered = 2 * k * sbh;         // the dispatched tokens, gathered over tp
+      mlp = k * (4 * sbf + 2 * sbh);  // GeLU in and out (f split over tp), the expert outputs
       break;
+    }
     default:  // GeLU input and output
       mlp = 4 * sbf;
       break;
@@ -74,7 +78,7 @@ double block_activation_bytes(const mesh::Mesh& mesh, const expr::Values& values
   const double split = attention + mlp;
   // Selective recomputation drops the attention's score matrices
   // (5·a·s²·b), which a fused attention kernel never stores: no change.
-  return o.sequence_parallel ? (replicated + split) / t : replicated + split / t;
+  return gathered + (o.sequence_parallel ? (replicated + split) / t : replicated + split / t);
 }
 
 std::vector<StageMemory> megatron_memory_by_stage(const graph::Graph& g, const mesh::Mesh& mesh,
@@ -111,16 +115,23 @@ std::vector<StageMemory> megatron_memory_by_stage(const graph::Graph& g, const m
   const double per_block = block_activation_bytes(mesh, values, o);
   const double t = degree(mesh, mesh::AxisKind::kTensor);
   const double s = value(values, "Seq", 1) / degree(mesh, mesh::AxisKind::kSequence);
-  // The last stage's logits, fp32 and vocabulary-parallel, for the loss.
-  const double logits =
-      4 * s * rank_micro_batch(mesh, values, o.model) * value(values, "Dvocal", 0) / t;
+  const double b = rank_micro_batch(mesh, values, o.model);
+  const double sbh = s * b * value(values, "Dmodel", 1);
+  const double replicated_t = o.sequence_parallel ? t : 1;
+  // The last stage's fp32 logits (vocabulary-parallel) for the loss, and the
+  // inputs of the final norm and of the output layer (Korthikanti §4.3).
+  const double logits = 4 * s * b * value(values, "Dvocal", 0) / t;
+  const double last_inputs = 4 * sbh / replicated_t;
+  // The first stage: gpt's embedding dropout mask (1 byte per value).
+  const double first_mask = o.model == ModelKind::kGpt ? sbh / replicated_t : 0;
   for (int st = 0; st < pp; ++st) {
     StageMemory& m = stages[st];
     m.stage = st;
     m.blocks = static_cast<int>(blocks[st].size());
     m.in_flight = lower::activations_in_flight(o.schedule, st, pp, o.micro_batches, o.chunks);
     m.logits = (st == pp - 1 ? logits : 0) * m.in_flight;
-    m.activations = m.blocks * per_block * m.in_flight + m.logits;
+    const double ends = (st == pp - 1 ? last_inputs : 0) + (st == 0 ? first_mask : 0);
+    m.activations = (m.blocks * per_block + ends) * m.in_flight + m.logits;
   }
   return stages;
 }
@@ -134,8 +145,11 @@ std::string logits_text(double gib) {
 }
 }  // namespace
 
-std::string format_megatron_memory(const std::vector<StageMemory>& stages,
-                                   int64_t ranks_per_stage) {
+std::string format_megatron_memory(const std::vector<StageMemory>& stages, int64_t ranks_per_stage,
+                                   Recompute recompute) {
+  const char* mode = recompute == Recompute::kFull        ? ", full recompute"
+                     : recompute == Recompute::kSelective ? ", selective recompute"
+                                                          : "";
   constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
   std::string out;
   char line[400];
@@ -143,11 +157,11 @@ std::string format_megatron_memory(const std::vector<StageMemory>& stages,
     std::snprintf(line, sizeof line,
                   "memory stage %d (ranks %lld-%lld): total %.3f GiB = params %.3f + grads %.3f + "
                   "optimizer %.3f + activations %.3f (%d blocks x %.2f micro-batches in flight%s; "
-                  "Korthikanti et al., fused attention)\n",
+                  "Korthikanti et al., fused attention%s)\n",
                   m.stage, static_cast<long long>(m.stage * ranks_per_stage),
                   static_cast<long long>((m.stage + 1) * ranks_per_stage - 1), m.total() / kGiB,
                   m.params / kGiB, m.grads / kGiB, m.optimizer / kGiB, m.activations / kGiB,
-                  m.blocks, m.in_flight, logits_text(m.logits / kGiB).c_str());
+                  m.blocks, m.in_flight, logits_text(m.logits / kGiB).c_str(), mode);
     out += line;
   }
   return out;

@@ -2,7 +2,7 @@
 // Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
 // Transformer Models", §4) and Megatron-LM's mixed precision:
 //  - params: the weights the rank holds (from the graph, as sharded), in
-//    the trace's --dtype (2 bytes in bf16);
+//    the trace's --dtype (2 bytes in bf16; fp8 training keeps bf16 weights);
 //  - grads: the gradient buffer, in --grad_dtype (fp32: 4 bytes), the
 //    weight's size, or its optimizer shard from ZeRO stage 2 on;
 //  - optimizer: Adam's two fp32 moments plus an fp32 master copy when the
@@ -12,7 +12,8 @@
 //  - activations: the formula of Korthikanti et al. per block and
 //    micro-batch (docs/megatron.md "Memory per rank"), times the blocks of
 //    the stage and the micro-batches its schedule holds at once, plus the
-//    fp32 logits on the last stage.
+//    last stage's fp32 logits and the inputs of its final norm and output
+//    layer, and gpt's embedding dropout mask on the first stage.
 #pragma once
 
 #include <string>
@@ -52,6 +53,7 @@ std::vector<StageMemory> megatron_memory_by_stage(const graph::Graph& g, const m
 
 // "memory stage 0 (ranks 0-3): total ... GiB = params ... (Korthikanti et
 // al., fused attention)", one line per stage.
-std::string format_megatron_memory(const std::vector<StageMemory>& stages, int64_t ranks_per_stage);
+std::string format_megatron_memory(const std::vector<StageMemory>& stages, int64_t ranks_per_stage,
+                                   Recompute recompute);
 
 }  // namespace stg::report
