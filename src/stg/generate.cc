@@ -6,12 +6,14 @@
 #include <thread>
 #include <utility>
 
+#include "stg/emit/flat_writer.h"
 #include "stg/emit/stage_template.h"
 #include "stg/emit/trace_writer.h"
 #include "stg/graph/csv_writer.h"
 #include "stg/io/cancel.h"
 #include "stg/io/output_files.h"
 #include "stg/io/output_names.h"
+#include "stg/lower/flat_stage.h"
 #include "stg/mesh/rank_layout.h"
 #include "stg/models/registry.h"
 #include "stg/passes/bind_symbols.h"
@@ -115,10 +117,13 @@ OutputPlan resolve_outputs(const Options& o) {
   return out;
 }
 
-passes::PassManager build_pipeline(const Options& o, const models::Workload& w) {
+passes::PassManager build_pipeline(const Options& o, const models::Workload& w, bool flat) {
   passes::PassManager pm;
   if (!w.bindings.empty()) pm.emplace<passes::BindSymbols>(w.bindings);
-  if (!w.micro_batch_renames.empty())
+  if (flat)
+    pm.add(std::make_unique<passes::ReplicateMicroBatches>(
+        passes::ReplicateMicroBatches::template_of(w.micro_batch_renames)));
+  else if (!w.micro_batch_renames.empty())
     pm.emplace<passes::ReplicateMicroBatches>(w.micro_batches, w.micro_batch_renames);
   if (o.recompute() != Recompute::kNone)
     pm.emplace<passes::AddRecomputation>(o.recompute() == Recompute::kSelective);
@@ -186,6 +191,53 @@ std::vector<StageGraph> lower_stages(const graph::Graph& g, const models::Worklo
   return stages;
 }
 
+namespace {
+
+// Micro-batches of the real lowering a flat stage is checked against: two,
+// or one round of the interleaved schedule (it needs a multiple of pp).
+int flat_check_count(const lower::LowerOptions& lo) {
+  return lo.schedule == lower::Schedule::kInterleaved ? std::max(2, lo.pp) : 2;
+}
+
+// The flat stages derived from `templates` for `count` micro-batches are
+// checked, byte for byte on each stage's first rank, against the stages of
+// a graph with `count` micro-batches lowered as the run without flat stages
+// would: the derivation (lower/flat_stage.h) assumes the passes treat each
+// micro-batch alike, and a model where they do not (a spreadsheet of one's
+// own, say) is then written the slow way instead of wrongly. Throws
+// lower::FlatUnsupported on a difference.
+void check_flat_stages(const Options& o, const lower::LowerOptions& lo, int count,
+                       const std::vector<StageGraph>& templates, const lower::RecvTags& tags,
+                       const lower::FlatSchedule& schedule, const mesh::RankLayout& layout,
+                       int threads, int first_stage, int last_stage) {
+  models::Workload w = models::build_workload(o);
+  w.micro_batches = count;
+  graph::Graph g = std::move(w.model.graph);
+  passes::Analyses analyses(w.mesh, w.values);
+  build_pipeline(o, w).run(g, analyses,
+                           [](std::string_view, const graph::Graph&) { io::throw_if_stopped(); });
+  lower::LowerOptions options = lo;
+  options.micro_batches = count;
+  const std::vector<StageGraph> real =
+      lower_stages(g, w, options, threads, first_stage, last_stage);
+  std::string expected, derived;
+  for (int s = first_stage; s <= last_stage; ++s) {
+    const mesh::RankBinding rank = layout.binding(s * layout.ranks_per_stage());
+    expected.clear();
+    emit::StageTemplate(real[s], o.trace_detail).append_rank(expected, rank);
+    const lower::FlatStage stage(templates[s], tags, count, schedule);
+    derived.clear();
+    emit::FlatStageWriter(stage, o.trace_detail).write_rank(rank, [&](std::string_view piece) {
+      derived += piece;
+    });
+    if (derived != expected)
+      throw lower::FlatUnsupported("stage " + std::to_string(s) +
+                                   ": the derived micro-batches differ from lowered ones");
+  }
+}
+
+}  // namespace
+
 RunSummary generate(const Options& o, ProgressListener* progress) {
   ProgressListener silent;
   ProgressListener& listen = progress ? *progress : silent;
@@ -196,21 +248,30 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   check_degree("--ep", o.ep);
   const OutputPlan out = resolve_outputs(o);
 
+  // Flat micro-batches where the run allows them (lower/flat_stage.h): the
+  // reference node order of protobuf traces, the graph not dumped.
+  const bool want_flat = o.flat_micro_batches && o.schema == emit::Schema::kV004 &&
+                         o.dump_after.empty() && !o.megatron();
   listen.phase("building the model", 0, "");
   models::Workload w = models::build_workload(o);
   const lower::LowerOptions lo = lower_options(o, w);
-  const passes::PassManager pipeline = build_pipeline(o, w);
-  if (!o.dump_after.empty())
-    require(
-        pipeline.contains(o.dump_after), "--dump_after '" + o.dump_after +
-                                             "' is not a pass of this run: use one of " +
-                                             [&] {
-                                               std::string names;
-                                               for (const std::string& n : pipeline.names())
-                                                 names += (names.empty() ? "" : ", ") + n;
-                                               return names;
-                                             }() +
-                                             " (see --print_passes)");
+  const int check_count = flat_check_count(lo);
+  const bool try_flat = want_flat && w.micro_batches > check_count &&
+                        !w.micro_batch_renames.empty() && lo.order == lower::NodeOrder::kReference;
+  {
+    const passes::PassManager pipeline = build_pipeline(o, w);
+    if (!o.dump_after.empty())
+      require(
+          pipeline.contains(o.dump_after), "--dump_after '" + o.dump_after +
+                                               "' is not a pass of this run: use one of " +
+                                               [&] {
+                                                 std::string names;
+                                                 for (const std::string& n : pipeline.names())
+                                                   names += (names.empty() ? "" : ", ") + n;
+                                                 return names;
+                                               }() +
+                                               " (see --print_passes)");
+  }
   const int threads = thread_count(o);
 
   // Nothing is written before the staging directory exists (files.prepare());
@@ -219,10 +280,18 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   io::OutputFiles files(out.dir);
   std::string dump;
   std::vector<StageGraph> stages;
-  graph::Graph g = std::move(w.model.graph);
+  std::vector<std::optional<lower::FlatStage>> flat;
+  graph::Graph g;
   const mesh::RankLayout layout(w.mesh);
   const auto [first_rank, last_rank] = rank_range(o, layout.num_ranks());
-  try {
+  // A part of the ranks (--ranks, --shard) needs only its stages.
+  const int first_stage = static_cast<int>(first_rank / layout.ranks_per_stage());
+  const int last_stage =
+      static_cast<int>(std::max<int64_t>(first_rank, last_rank) / layout.ranks_per_stage());
+  // Runs the passes and lowers the stages; `as_flat`: the template.
+  auto prepare = [&](bool as_flat) {
+    const passes::PassManager pipeline = build_pipeline(o, w, as_flat);
+    g = std::move(w.model.graph);
     passes::Analyses analyses(w.mesh, w.values);
     listen.phase("running passes", static_cast<int64_t>(pipeline.names().size()), "passes");
     pipeline.run(g, analyses, [&](std::string_view pass, const graph::Graph& after) {
@@ -230,12 +299,32 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
       listen.advance(1, 0);
       io::throw_if_stopped();
     });
-    // A part of the ranks (--ranks, --shard) needs only its stages.
-    const int first_stage = static_cast<int>(first_rank / layout.ranks_per_stage());
-    const int last_stage =
-        static_cast<int>(std::max<int64_t>(first_rank, last_rank) / layout.ranks_per_stage());
     listen.phase("lowering", last_stage - first_stage + 1, "stages");
-    stages = lower_stages(g, w, lo, threads, first_stage, last_stage);
+    if (!as_flat) {
+      stages = lower_stages(g, w, lo, threads, first_stage, last_stage);
+      return;
+    }
+    lower::LowerOptions one = lo;
+    one.schedule = lower::Schedule::kNone;  // the flat stage derives the schedule's ctrl_deps
+    one.micro_batches = 1;
+    std::vector<StageGraph> templates = lower_stages(g, w, one, threads, first_stage, last_stage);
+    const lower::RecvTags tags = lower::recv_tags(g, static_cast<int>(w.mesh.stages()));
+    const lower::FlatSchedule schedule{lo.schedule, lo.pp, lo.chunks};
+    check_flat_stages(o, lo, check_count, templates, tags, schedule, layout, threads, first_stage,
+                      last_stage);
+    flat.resize(templates.size());
+    for (int s = first_stage; s <= last_stage; ++s)
+      flat[s].emplace(std::move(templates[s]), tags, w.micro_batches, schedule);
+  };
+  try {
+    try {
+      prepare(try_flat);
+    } catch (const lower::FlatUnsupported&) {
+      // Not a structure the flat stage derives: lower every micro-batch.
+      flat.clear();
+      w = models::build_workload(o);
+      prepare(false);
+    }
     io::throw_if_stopped();
   } catch (const expr::SizeError& e) {
     throw UsageError(e.what());
@@ -276,11 +365,17 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
     summary.memory = report::memory_by_stage(g, w.mesh, w.values, m);
     summary.memory_report = report::format_memory(summary.memory, layout.ranks_per_stage());
   }
-  summary.step =
-      report::step_figures(stages, w.mesh, first_rank, last_rank,
-                           lo.kernel_flops ? "FLOPs and bytes: --units physical"
-                                           : "--units stg: num_ops in multiply-accumulates or "
-                                             "element operations, sizes in elements");
+  {
+    std::vector<report::RankStep> by_stage;
+    for (const StageGraph& stage : stages) by_stage.push_back(report::stage_step(stage, w.mesh));
+    for (const auto& stage : flat)
+      by_stage.push_back(stage ? report::stage_step(*stage, w.mesh) : report::RankStep{});
+    summary.step =
+        report::step_figures(by_stage, w.mesh, first_rank, last_rank,
+                             lo.kernel_flops ? "FLOPs and bytes: --units physical"
+                                             : "--units stg: num_ops in multiply-accumulates or "
+                                               "element operations, sizes in elements");
+  }
   summary.ranks = layout.num_ranks();
   summary.comm_group_path = out.comm_group_name;
   const std::string groups = layout.comm_group_json();
@@ -299,10 +394,27 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
     std::vector<emit::StageTemplate> templates;
     if (o.schema == emit::Schema::kV004)
       for (const StageGraph& stage : stages) templates.emplace_back(stage, o.trace_detail);
+    std::vector<std::optional<emit::FlatStageWriter>> writers(flat.size());
+    for (size_t s = 0; s < flat.size(); ++s)
+      if (flat[s]) writers[s].emplace(*flat[s], o.trace_detail);
     listen.phase("writing", last_rank - first_rank + 1, "ranks");
     util::parallel_for(first_rank, last_rank + 1, threads, [&](int64_t rank) {
       const mesh::RankBinding binding = layout.binding(rank);
       const int stage_index = static_cast<int>(layout.coords_of(rank).stage);
+      if (!flat.empty()) {
+        // Streamed: the file is written in pieces as the writer makes them.
+        io::OutputFiles::File file = files.open(io::expand_rank(out.rank_pattern, rank));
+        int64_t size = 0;
+        writers[stage_index]->write_rank(binding, [&](std::string_view piece) {
+          file.append(piece);
+          size += static_cast<int64_t>(piece.size());
+        });
+        file.close();
+        bytes += size;
+        nodes += static_cast<int64_t>(flat[stage_index]->num_nodes());
+        listen.advance(1, size);
+        return;
+      }
       const StageGraph& stage = stages[stage_index];
       std::string content;
       if (templates.empty()) {
@@ -325,6 +437,7 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
     e.append(files.abort());
     throw;
   }
+  summary.flat_micro_batches = !flat.empty();
   summary.files = last_rank - first_rank + 2 + (o.dump_after.empty() ? 0 : 1);
   summary.bytes = bytes;
   summary.nodes = nodes;

@@ -33,6 +33,9 @@ struct RunSummary {
   // (report/step_figures.h; the CLI prints them with --print_step_figures).
   report::StepFigures step;
   std::vector<std::string> notes;  // flags that had no effect, ...
+  // The micro-batches were written from one lowered micro-batch per stage
+  // (lower/flat_stage.h), not each lowered.
+  bool flat_micro_batches = false;
 };
 
 // Told what a run is doing; advance() is called from writer threads.
@@ -55,7 +58,9 @@ struct OutputPlan {
 OutputPlan resolve_outputs(const Options& o);
 
 // The ordered pass pipeline of a run (`stg --print_passes` prints it).
-passes::PassManager build_pipeline(const Options& o, const models::Workload& w);
+// `flat`: with the micro-batch template instead of every micro-batch
+// (lower/flat_stage.h).
+passes::PassManager build_pipeline(const Options& o, const models::Workload& w, bool flat = false);
 
 // How one stage is lowered (units, schedule).
 lower::LowerOptions lower_options(const Options& o, const models::Workload& w);

@@ -1,7 +1,6 @@
 #include "stg/emit/stage_template.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstring>
 #include <vector>
 
@@ -24,21 +23,6 @@ void append_metadata_v004(std::string& out);
 
 namespace {
 
-// Protobuf wire tags used to encode the variable attribute by hand.
-constexpr uint8_t kNodeAttrTag = (10 << 3) | 2;     // Node.attr, length-delimited
-constexpr uint8_t kAttrNameTag = (1 << 3) | 2;      // AttributeProto.name
-constexpr uint8_t kAttrInt32Tag = (7 << 3) | 0;     // AttributeProto.int32_val
-constexpr uint16_t kAttrStringTag = (29 << 3) | 2;  // AttributeProto.string_val (2-byte varint)
-
-char* put_varint(char* p, uint64_t v) {
-  while (v >= 0x80) {
-    *p++ = static_cast<char>((v & 0x7F) | 0x80);
-    v >>= 7;
-  }
-  *p++ = static_cast<char>(v);
-  return p;
-}
-
 char* put_bytes(char* p, const char* src, size_t n) {
   std::memcpy(p, src, n);
   return p + n;
@@ -48,24 +32,8 @@ char* put_bytes(char* p, const char* src, size_t n) {
 
 StageTemplate::StageTemplate(const StageGraph& stage, TraceDetail detail) {
   detail::append_metadata_v004(blob_);
-  // A binding whose values do not matter (the variable attribute is cut
-  // out) but that knows every group and peer the nodes name.
-  RankBinding dummy;
-  size_t axes = 0, stages = 0;
-  for (const LoweredNode& n : stage.nodes) {
-    if (n.kind == NodeKind::kColl) axes = std::max(axes, static_cast<size_t>(n.axis) + 1);
-    if (n.kind == NodeKind::kSend || n.kind == NodeKind::kRecv) {
-      if (n.peer.kind == mesh::Peer::Kind::kStage)
-        stages = std::max(stages, static_cast<size_t>(n.peer.stage) + 1);
-      else
-        axes = std::max(axes, static_cast<size_t>(n.peer.axis) + 1);
-    }
-  }
-  dummy.group_id.assign(axes, 0);
-  dummy.coord.assign(axes, 0);
-  dummy.degree.assign(axes, 1);
-  dummy.stride.assign(axes, 1);
-  dummy.rank_on_stage.assign(stages, 0);
+  // The variable attribute is cut out: any values do.
+  const RankBinding dummy = binding_for_layout(stage.nodes);
   pb::Node node, tail;
   std::string bytes;
   for (const LoweredNode& n : stage.nodes) {
@@ -75,14 +43,7 @@ StageTemplate::StageTemplate(const StageGraph& stage, TraceDetail detail) {
       detail::append_delimited(blob_, node);
       continue;
     }
-    VarKey key;
-    if (n.kind == NodeKind::kColl) {
-      key.var = VarKey::Var::kPgName;
-      key.axis = n.axis;
-    } else {
-      key.var = n.kind == NodeKind::kSend ? VarKey::Var::kCommDst : VarKey::Var::kCommSrc;
-      key.peer = n.peer;
-    }
+    const VarAttr key = VarAttr::of(n);
     VarNode v;
     v.key = static_cast<uint32_t>(std::find(keys_.begin(), keys_.end(), key) - keys_.begin());
     if (v.key == keys_.size()) keys_.push_back(key);
@@ -125,40 +86,12 @@ char* StageTemplate::append_vars(char* p, const RankBinding& rank, size_t& pos) 
   // This rank's variable attributes, each encoded once: Node.attr tag,
   // length, then the AttributeProto (name, value).
   struct Encoded {
-    char bytes[40];
+    char bytes[kMaxVarAttrBytes];
     uint32_t size;
   };
   std::vector<Encoded> encoded(keys_.size());
-  for (size_t k = 0; k < keys_.size(); ++k) {
-    const VarKey& key = keys_[k];
-    char attr[36];
-    char* a = attr;
-    const bool is_group = key.var == VarKey::Var::kPgName;
-    const char* name = is_group                           ? "pg_name"
-                       : key.var == VarKey::Var::kCommDst ? "comm_dst"
-                                                          : "comm_src";
-    const size_t name_len = is_group ? 7 : 8;
-    *a++ = static_cast<char>(kAttrNameTag);
-    a = put_varint(a, name_len);
-    a = put_bytes(a, name, name_len);
-    if (is_group) {
-      char digits[20];
-      auto [end, ec] = std::to_chars(digits, digits + sizeof digits, rank.group(key.axis));
-      a = put_varint(a, kAttrStringTag);
-      a = put_varint(a, static_cast<uint64_t>(end - digits));
-      a = put_bytes(a, digits, static_cast<size_t>(end - digits));
-    } else {
-      *a++ = static_cast<char>(kAttrInt32Tag);
-      // int32 values are sign-extended to 64 bits on the wire.
-      const auto peer = static_cast<int32_t>(rank.peer(key.peer));
-      a = put_varint(a, static_cast<uint64_t>(static_cast<int64_t>(peer)));
-    }
-    char* e = encoded[k].bytes;
-    *e++ = static_cast<char>(kNodeAttrTag);
-    e = put_varint(e, static_cast<uint64_t>(a - attr));
-    e = put_bytes(e, attr, static_cast<size_t>(a - attr));
-    encoded[k].size = static_cast<uint32_t>(e - encoded[k].bytes);
-  }
+  for (size_t k = 0; k < keys_.size(); ++k)
+    encoded[k].size = static_cast<uint32_t>(encode_var_attr(encoded[k].bytes, keys_[k], rank));
 
   const char* blob = blob_.data();
   for (const VarNode& v : vars_) {

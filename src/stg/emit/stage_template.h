@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "stg/emit/schema.h"
+#include "stg/emit/var_attr.h"
 #include "stg/lower/stage_graph.h"
 
 namespace stg::emit {
@@ -31,30 +32,19 @@ class StageTemplate {
 
  private:
   // Per communication node: its length prefix (<= 10 bytes) and the variable
-  // attribute (<= 35 bytes: tags, lengths, an 8-byte name and a 20-character
-  // group id or a 10-byte int32).
-  static constexpr size_t kMaxVarBytes = 64;
-  // What a communication node's variable attribute holds. A stage has few
-  // distinct ones (a group per mesh axis, a peer per direction); each rank
-  // encodes each of them once.
-  struct VarKey {
-    enum class Var : uint8_t { kPgName, kCommDst, kCommSrc };
-    Var var = Var::kPgName;
-    int axis = 0;     // kPgName: which group id
-    mesh::Peer peer;  // kCommDst/kCommSrc
-    bool operator==(const VarKey&) const = default;
-  };
+  // attribute.
+  static constexpr size_t kMaxVarBytes = 16 + kMaxVarAttrBytes;
   struct VarNode {
     size_t head = 0;         // offset in blob_ of the node's bytes before the attribute
     uint32_t head_size = 0;  // fields 1..5 and the attributes before the variable one
     uint32_t tail_size = 0;  // the attributes after it; they follow the head in blob_
-    uint32_t key = 0;        // index into keys_
+    uint32_t key = 0;        // index into keys_ (a stage has few distinct ones)
   };
   // Metadata, framed compute nodes, heads and tails of the communication
   // nodes, in file order; what lies between two heads is copied verbatim.
   std::string blob_;
   std::vector<VarNode> vars_;
-  std::vector<VarKey> keys_;
+  std::vector<VarAttr> keys_;
 
   // Writes everything up to the last communication node's head and
   // attribute at `p`; `pos` is set to the blob_ offset copied up to.

@@ -157,8 +157,14 @@ void OutputFiles::prepare(const std::vector<std::string>& subdirs) {
 }
 
 void OutputFiles::write(const std::string& name, const std::string& content) {
+  File file = open(name);
+  file.append(content);
+  file.close();
+}
+
+OutputFiles::File OutputFiles::open(const std::string& name) {
   throw_if_stopped();
-  if (staging_.empty()) throw std::logic_error("OutputFiles::write before prepare()");
+  if (staging_.empty()) throw std::logic_error("OutputFiles::open before prepare()");
   std::string staged;
   {
     std::lock_guard lock(mutex_);
@@ -166,31 +172,51 @@ void OutputFiles::write(const std::string& name, const std::string& content) {
     if (added) names_.push_back(name);
     staged = staging_ + "/" + std::to_string(it->second);
   }
-  // A failure while a stop was asked for (EINTR, ...) is reported as the stop.
-  auto fail = [&](const std::string& what, int err) {
-    throw_if_stopped();
-    throw OutputError("cannot " + what + " '" + target(name) + "': " + reason(err));
-  };
-  const int fd = ::open(staged.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-  if (fd < 0) fail("create", errno);
+  File file(target(name), ::open(staged.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666));
+  if (file.fd_ < 0) file.fail("create", errno);
+  return file;
+}
+
+OutputFiles::File::~File() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+// A failure while a stop was asked for (EINTR, ...) is reported as the stop.
+void OutputFiles::File::fail(const std::string& what, int err) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  throw_if_stopped();
+  throw OutputError("cannot " + what + " '" + shown_ + "': " + reason(err));
+}
+
+void OutputFiles::File::append(std::string_view bytes) {
+  if (fd_ < 0) throw std::logic_error("OutputFiles::File::append after close()");
   size_t done = 0;
-  while (done < content.size()) {
+  while (done < bytes.size()) {
     if (stop_signal.load(std::memory_order_relaxed)) {
-      ::close(fd);
+      ::close(fd_);
+      fd_ = -1;
       throw_if_stopped();
     }
-    const ssize_t n = ::write(fd, content.data() + done, std::min(kChunk, content.size() - done));
+    const ssize_t n = ::write(fd_, bytes.data() + done, std::min(kChunk, bytes.size() - done));
     if (n > 0) {
       done += static_cast<size_t>(n);
     } else if (n < 0 && errno == EINTR) {
       continue;
     } else {
-      const int err = n < 0 ? errno : EIO;
-      ::close(fd);
-      fail("write", err);
+      fail("write", n < 0 ? errno : EIO);
     }
   }
-  if (::close(fd) != 0) fail("write", errno);
+}
+
+void OutputFiles::File::close() {
+  const int fd = fd_;
+  fd_ = -1;
+  if (fd >= 0 && ::close(fd) != 0) {
+    const int err = errno;
+    throw_if_stopped();
+    throw OutputError("cannot write '" + shown_ + "': " + reason(err));
+  }
 }
 
 void OutputFiles::commit(const std::optional<RankFiles>& stale) {

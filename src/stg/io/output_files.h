@@ -11,6 +11,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -51,6 +52,29 @@ class OutputFiles {
   // chunks (throws Interrupted); throws OutputError naming the file and the
   // reason when a write fails (ENOSPC, EFBIG, ...).
   void write(const std::string& name, const std::string& content);
+
+  // A run's file written in pieces (same checks and errors as write()):
+  // append() as often as needed, then close(). Destroying an unclosed File
+  // closes its descriptor and leaves the partial file to abort().
+  class File {
+   public:
+    File(File&& other) noexcept : shown_(std::move(other.shown_)), fd_(other.fd_) {
+      other.fd_ = -1;
+    }
+    File& operator=(File&&) = delete;
+    ~File();
+    void append(std::string_view bytes);
+    void close();
+
+   private:
+    friend class OutputFiles;
+    File(std::string shown, int fd) : shown_(std::move(shown)), fd_(fd) {}
+    [[noreturn]] void fail(const std::string& what, int err);
+    std::string shown_;  // the file's final path, for messages
+    int fd_ = -1;
+  };
+  // Creates the run's file `name` in the staging directory.
+  File open(const std::string& name);
   // Moves every written file into place and removes the staging directory;
   // then, given `stale`, removes the stale rank files (not the run's own).
   // Throws Interrupted if a stop was asked for before the first move; after

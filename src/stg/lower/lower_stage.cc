@@ -161,6 +161,12 @@ class StageLowering {
       default:
         lower_compute(t, n);
     }
+    n.micro_batch = x.micro_batch;
+    if (n.kind == NodeKind::kComp && in_a_step(x)) {
+      n.scheduled = true;
+      n.backward = x.backward;
+      n.chunk = x.chunk;
+    }
     node_of_[t] = static_cast<int>(nodes_.size());
     step_of_.push_back(n.kind == NodeKind::kComp ? step_index(t) : -1);
     nodes_.push_back(std::move(n));
@@ -267,11 +273,13 @@ class StageLowering {
 
   // Index of the tensor's step in this stage's schedule; -1 when it belongs
   // to no micro-batch (weights, accumulation, updates).
+  static bool in_a_step(const Tensor& x) {
+    return x.micro_batch >= 0 && x.role != graph::Role::kWeight && x.role != graph::Role::kUpdate;
+  }
   int step_index(int t) const {
     if (options_.schedule == Schedule::kNone) return -1;
     const Tensor& x = g_[t];
-    if (x.micro_batch < 0 || x.role == graph::Role::kWeight || x.role == graph::Role::kUpdate)
-      return -1;
+    if (!in_a_step(x)) return -1;
     const Step step{x.micro_batch, x.chunk, x.backward};
     for (size_t k = 0; k < steps_.size(); ++k)
       if (steps_[k] == step) return static_cast<int>(k);
@@ -373,6 +381,9 @@ class StageLowering {
       out.nodes[i].id = i;
       for (uint64_t& d : out.nodes[i].data_deps) d = new_id[d];
       for (uint64_t& d : out.nodes[i].ctrl_deps) d = new_id[d];
+      // In id order: the flat writer (lower/flat_stage.h) derives the same
+      // lists arithmetically.
+      std::sort(out.nodes[i].ctrl_deps.begin(), out.nodes[i].ctrl_deps.end());
     }
     return out;
   }

@@ -55,6 +55,14 @@ struct LoweredNode {
   // kSend / kRecv: the other end, relative to the writing rank.
   mesh::Peer peer;
   int32_t tag = 0;
+
+  // Where the node comes from: its tensor's micro-batch (-1: none, e.g. a
+  // weight's update) and, for a compute node that the pipeline schedule
+  // orders, its step's chunk and direction (lower/flat_stage.h reads these).
+  int micro_batch = -1;
+  bool scheduled = false;
+  bool backward = false;
+  int chunk = 0;
 };
 
 struct StageGraph {

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 namespace stg::passes {
@@ -12,7 +13,9 @@ using graph::Op;
 using graph::Tensor;
 
 Graph replicate_micro_batches(Graph g, int count, const std::map<std::string, Expr>& renames,
-                              const std::vector<int>& gradient_of) {
+                              const std::vector<int>& gradient_of, const std::string& number) {
+  if (!number.empty() && count != 1)
+    throw std::logic_error("replicate_micro_batches: a template has one micro-batch");
   const int n = static_cast<int>(g.size());
   std::vector<bool> is_weight(n, false);
   std::map<int, int> grad_of_weight;  // weight -> its gradient
@@ -64,7 +67,7 @@ Graph replicate_micro_batches(Graph g, int count, const std::map<std::string, Ex
     grad_header[grad] = std::move(h);
   }
   for (int mb = 0; mb < count; ++mb) {
-    const std::string prefix = "mb" + std::to_string(mb) + ".";
+    const std::string prefix = "mb" + (number.empty() ? std::to_string(mb) : number) + ".";
     for (int i = 0; i < n; ++i) {
       if (is_weight[i]) continue;
       // The last replica takes the tensors instead of copying them. (Not a

@@ -14,28 +14,42 @@ std::string reported_axis(const mesh::Mesh& mesh, int axis) {
   return "other";
 }
 
-StepFigures step_figures(const std::vector<StageGraph>& stages, const mesh::Mesh& mesh,
-                         int64_t first_rank, int64_t last_rank, std::string units) {
-  std::vector<RankStep> by_stage(stages.size());
-  for (size_t s = 0; s < stages.size(); ++s) {
-    RankStep& step = by_stage[s];
-    for (const LoweredNode& n : stages[s].nodes) {
-      switch (n.kind) {
-        case NodeKind::kComp:
-          step.flops += n.num_ops;
-          break;
-        case NodeKind::kColl:
-          step.axes[reported_axis(mesh, n.axis)].add({1, n.comm_size, 0, 0});
-          break;
-        case NodeKind::kSend:
-          step.axes["pp"].add({1, n.comm_size, 0, 0});
-          break;
-        case NodeKind::kRecv:
-          step.axes["pp"].add({0, 0, 1, n.comm_size});
-          break;
-      }
-    }
+namespace {
+
+void count(RankStep& step, const mesh::Mesh& mesh, const LoweredNode& n, int64_t copies) {
+  switch (n.kind) {
+    case NodeKind::kComp:
+      step.flops += copies * n.num_ops;
+      break;
+    case NodeKind::kColl:
+      step.axes[reported_axis(mesh, n.axis)].add({copies, copies * n.comm_size, 0, 0});
+      break;
+    case NodeKind::kSend:
+      step.axes["pp"].add({copies, copies * n.comm_size, 0, 0});
+      break;
+    case NodeKind::kRecv:
+      step.axes["pp"].add({0, 0, copies, copies * n.comm_size});
+      break;
   }
+}
+
+}  // namespace
+
+RankStep stage_step(const StageGraph& stage, const mesh::Mesh& mesh) {
+  RankStep step;
+  for (const LoweredNode& n : stage.nodes) count(step, mesh, n, 1);
+  return step;
+}
+
+RankStep stage_step(const lower::FlatStage& stage, const mesh::Mesh& mesh) {
+  RankStep step;
+  const auto& nodes = stage.one().nodes;
+  for (uint32_t i = 0; i < nodes.size(); ++i) count(step, mesh, nodes[i], stage.copies(i));
+  return step;
+}
+
+StepFigures step_figures(const std::vector<RankStep>& by_stage, const mesh::Mesh& mesh,
+                         int64_t first_rank, int64_t last_rank, std::string units) {
   StepFigures f;
   f.units = std::move(units);
   const int64_t per_stage = mesh.ranks_per_stage();
@@ -44,6 +58,13 @@ StepFigures step_figures(const std::vector<StageGraph>& stages, const mesh::Mesh
     if (stage < by_stage.size()) f.add(rank, by_stage[stage]);
   }
   return f;
+}
+
+StepFigures step_figures(const std::vector<StageGraph>& stages, const mesh::Mesh& mesh,
+                         int64_t first_rank, int64_t last_rank, std::string units) {
+  std::vector<RankStep> by_stage;
+  for (const StageGraph& stage : stages) by_stage.push_back(stage_step(stage, mesh));
+  return step_figures(by_stage, mesh, first_rank, last_rank, std::move(units));
 }
 
 }  // namespace stg::report

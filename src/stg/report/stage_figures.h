@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "stg/lower/flat_stage.h"
 #include "stg/lower/stage_graph.h"
 #include "stg/mesh/mesh.h"
 #include "stg/report/step_figures.h"
@@ -19,8 +20,15 @@ namespace stg::report {
 // any other axis "other".
 std::string reported_axis(const mesh::Mesh& mesh, int axis);
 
+// What each rank of a stage does in one step.
+RankStep stage_step(const StageGraph& stage, const mesh::Mesh& mesh);
+RankStep stage_step(const lower::FlatStage& stage, const mesh::Mesh& mesh);
+
 // Figures of ranks first_rank..last_rank (rank numbering of
-// mesh/rank_layout.h: the stage varies slowest). SEND/RECV count as "pp".
+// mesh/rank_layout.h: the stage varies slowest) from each stage's step.
+// SEND/RECV count as "pp".
+StepFigures step_figures(const std::vector<RankStep>& by_stage, const mesh::Mesh& mesh,
+                         int64_t first_rank, int64_t last_rank, std::string units);
 StepFigures step_figures(const std::vector<StageGraph>& stages, const mesh::Mesh& mesh,
                          int64_t first_rank, int64_t last_rank, std::string units);
 

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Memory and time in the number of micro-batches (issue 12, point 1): gpt,
+# 4 blocks, pp 2, micro-batches 8 .. 2048, without a pipeline schedule and
+# with 1F1B. Per run: wall time, peak RSS (/usr/bin/time -v), nodes, bytes,
+# microseconds per micro-batch (wall / micro-batches), and peak RSS over
+# that of 8 micro-batches (the target: within 1.2x at 2048). Median of RUNS.
+#
+# Usage: bench/micro_batch_memory.sh [RUNS] [--stg PATH]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=1
+stg=build/stg
+while [ $# -gt 0 ]; do
+  case $1 in
+    --stg) stg=$2; shift ;;
+    -h | --help)
+      sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
+      exit 0
+      ;;
+    *)
+      if [[ $1 =~ ^[1-9][0-9]*$ ]]; then
+        runs=$1
+      else
+        echo "micro_batch_memory.sh: unknown argument '$1' (see --help)" >&2
+        exit 2
+      fi
+      ;;
+  esac
+  shift
+done
+if [ ! -x "$stg" ]; then
+  echo "micro_batch_memory.sh: no stg binary at $stg: build one (bash scripts/build.sh) or pass --stg PATH" >&2
+  exit 2
+fi
+stg=$(realpath "$stg")
+scratch=$(mktemp -d "${TMPDIR:-/tmp}/stg_micro_batches.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+
+median() { sort -g | sed -n "$(((runs + 1) / 2))p"; }
+
+echo "stg micro-batch memory: $(nproc) cores, median of $runs run(s), $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "stg: $stg"
+printf '%-10s %6s %8s %10s %10s %12s %10s %8s\n' schedule mbs "wall s" "peak RSS" nodes bytes \
+  "us/mb" "RSS/8"
+for schedule in none 1f1b; do
+  base_rss=0
+  for mbs in 8 32 128 512 2048; do
+    walls=() rsss=()
+    for ((i = 0; i < runs; i++)); do
+      rm -rf "$scratch/out"
+      summary=$(/usr/bin/time -v -o "$scratch/time.txt" "$stg" --output_dir "$scratch/out" \
+        --model_type gpt --num_stacks 4 --pp 2 --batch "$mbs" --micro_batch 1 \
+        --pipeline_schedule "$schedule" | tail -1)
+      walls+=("$(sed -n 's/.*Elapsed (wall clock) time.*: //p' "$scratch/time.txt" |
+        awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; print s }')")
+      rsss+=("$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$scratch/time.txt")")
+    done
+    rm -rf "$scratch/out"
+    w=$(printf '%s\n' "${walls[@]}" | median)
+    r=$(printf '%s\n' "${rsss[@]}" | median)
+    [ "$mbs" = 8 ] && base_rss=$r
+    b=$(sed -n 's/.* files, \([0-9]*\) bytes, .*/\1/p' <<<"$summary")
+    n=$(sed -n 's/.* bytes, \([0-9]*\) nodes in .*/\1/p' <<<"$summary")
+    awk -v s="$schedule" -v m="$mbs" -v w="$w" -v r="$r" -v n="$n" -v b="$b" -v r8="$base_rss" \
+      'BEGIN { printf "%-10s %6d %8.3f %7.1f MB %10d %12d %10.1f %8.2f\n", s, m, w, r / 1000, n, b,
+               w * 1e6 / m, r / r8 }'
+  done
+done

@@ -1,0 +1,269 @@
+#include "stg/emit/flat_writer.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+
+#include "et_def_v004.pb.h"
+#include "stg/emit/trace_writer.h"
+#include "stg/passes/micro_batch.h"
+
+namespace stg::emit {
+
+namespace pb = ChakraProtoMsg;
+
+namespace detail {
+// et_v004.cc (see stage_template.cc).
+int fill_node_v004(pb::Node& out, const LoweredNode& n, const RankBinding& rank,
+                   TraceDetail detail);
+void append_metadata_v004(std::string& out);
+}  // namespace detail
+
+namespace {
+
+// Protobuf wire tags of the fields encoded by hand.
+constexpr char kIdTag = (1 << 3) | 0;         // Node.id
+constexpr char kNameTag = (2 << 3) | 2;       // Node.name
+constexpr char kTypeTag = (3 << 3) | 0;       // Node.type
+constexpr char kCtrlDepsTag = (4 << 3) | 2;   // Node.ctrl_deps, packed
+constexpr char kDataDepsTag = (5 << 3) | 2;   // Node.data_deps, packed
+constexpr char kNodeAttrTag = (10 << 3) | 2;  // Node.attr
+constexpr char kAttrNameTag = (1 << 3) | 2;   // AttributeProto.name
+constexpr char kAttrInt32Tag = (7 << 3) | 0;  // AttributeProto.int32_val
+// AttributeProto.string_list (field 30, a 2-byte varint tag).
+constexpr char kAttrStringListTag[] = {static_cast<char>(((30 << 3) | 2) | 0x80), 0x01};
+constexpr char kListValueTag = (1 << 3) | 2;  // StringList.values
+
+size_t varint_size(uint64_t v) {
+  size_t n = 1;
+  while (v >= 0x80) {
+    v >>= 7;
+    ++n;
+  }
+  return n;
+}
+
+void add_varint(std::string& out, uint64_t v) {
+  char buf[10];
+  out.append(buf, static_cast<size_t>(put_varint(buf, v) - buf));
+}
+
+bool has_hole(std::string_view s) { return s.find(passes::kMicroBatchHole) != s.npos; }
+
+}  // namespace
+
+FlatStageWriter::FlatStageWriter(const lower::FlatStage& stage, TraceDetail detail)
+    : stage_(stage) {
+  detail::append_metadata_v004(metadata_);
+  const std::vector<LoweredNode>& nodes = stage.one().nodes;
+  const RankBinding dummy = binding_for_layout(nodes);
+  nodes_.reserve(nodes.size());
+  pb::Node node;
+  std::string bytes;
+  for (const LoweredNode& n : nodes) {
+    node.Clear();
+    const int var_attr = detail::fill_node_v004(node, n, dummy, detail);
+    NodeCode code;
+    code.name = node.name();
+    code.type = static_cast<uint32_t>(node.type());
+    code.first_piece = static_cast<uint32_t>(pieces_.size());
+    for (int i = 0; i < node.attr_size(); ++i) {
+      const pb::AttributeProto& attr = node.attr(i);
+      Piece piece;
+      if (i == var_attr) {
+        piece.kind = Piece::Kind::kVar;
+        const VarAttr key = VarAttr::of(n);
+        piece.index =
+            static_cast<uint32_t>(std::find(keys_.begin(), keys_.end(), key) - keys_.begin());
+        if (piece.index == keys_.size()) keys_.push_back(key);
+      } else if (attr.name() == "comm_tag") {
+        piece.kind = Piece::Kind::kTag;
+      } else if (attr.has_string_list() &&
+                 std::any_of(attr.string_list().values().begin(), attr.string_list().values().end(),
+                             [](const std::string& v) { return has_hole(v); })) {
+        piece.kind = Piece::Kind::kList;
+        piece.index = static_cast<uint32_t>(lists_.size());
+        lists_.push_back(
+            {attr.name(),
+             {attr.string_list().values().begin(), attr.string_list().values().end()}});
+      } else {
+        bytes.clear();
+        attr.SerializeToString(&bytes);
+        const auto offset = static_cast<uint32_t>(blob_.size());
+        blob_ += kNodeAttrTag;
+        add_varint(blob_, bytes.size());
+        blob_ += bytes;
+        const auto size = static_cast<uint32_t>(blob_.size() - offset);
+        // Consecutive fixed attributes are copied as one run.
+        if (code.pieces > 0 && pieces_.back().kind == Piece::Kind::kBytes &&
+            pieces_.back().index + pieces_.back().size == offset) {
+          pieces_.back().size += size;
+          continue;
+        }
+        piece.index = offset;
+        piece.size = size;
+      }
+      pieces_.push_back(piece);
+      ++code.pieces;
+    }
+    nodes_.push_back(std::move(code));
+  }
+}
+
+// One rank's file: the node being encoded, the output buffer and the rank's
+// variable attributes, each encoded once.
+class FlatStageWriter::RankWriter {
+ public:
+  RankWriter(const FlatStageWriter& w, const RankBinding& rank, const Sink& sink)
+      : w_(w), sink_(sink), vars_(w.keys_.size()) {
+    for (size_t k = 0; k < w.keys_.size(); ++k) vars_[k] = encode(w.keys_[k], rank);
+    out_.reserve(kChunk + 4096);
+    out_ = w.metadata_;
+  }
+
+  void run() {
+    const lower::FlatStage& stage = w_.stage_;
+    for (const lower::FlatStage::Segment& s : stage.segments()) {
+      const int copies = s.repeated ? stage.micro_batches() : 1;
+      for (int mb = 0; mb < copies; ++mb) {
+        set_number(mb);
+        for (uint32_t t = s.begin; t < s.end; ++t) node(t, mb);
+      }
+    }
+    sink_(out_);
+  }
+
+ private:
+  static std::string encode(const VarAttr& key, const RankBinding& rank) {
+    char buf[kMaxVarAttrBytes];
+    return std::string(buf, encode_var_attr(buf, key, rank));
+  }
+
+  void set_number(int mb) {
+    auto [end, ec] = std::to_chars(number_, number_ + sizeof number_, mb);
+    number_size_ = static_cast<size_t>(end - number_);
+  }
+
+  // `text` with the micro-batch number in place of each hole.
+  void render(std::string& out, std::string_view text) const {
+    for (size_t at = text.find(passes::kMicroBatchHole); at != text.npos;
+         at = text.find(passes::kMicroBatchHole)) {
+      out.append(text.data(), at);
+      out.append(number_, number_size_);
+      text.remove_prefix(at + 1);
+    }
+    out.append(text);
+  }
+
+  void packed(char tag, const std::vector<uint64_t>& values) {
+    if (values.empty()) return;
+    size_t size = 0;
+    for (uint64_t v : values) size += varint_size(v);
+    body_ += tag;
+    add_varint(body_, size);
+    for (uint64_t v : values) add_varint(body_, v);
+  }
+
+  void node(uint32_t t, int mb) {
+    const NodeCode& code = w_.nodes_[t];
+    const lower::FlatStage& stage = w_.stage_;
+    body_.clear();
+    const uint64_t id = stage.id(t, mb);
+    if (id != 0) {
+      body_ += kIdTag;
+      add_varint(body_, id);
+    }
+    if (!code.name.empty()) {
+      text_.clear();
+      render(text_, code.name);
+      body_ += kNameTag;
+      add_varint(body_, text_.size());
+      body_ += text_;
+    }
+    if (code.type != 0) {
+      body_ += kTypeTag;
+      add_varint(body_, code.type);
+    }
+    deps_.clear();
+    stage.ctrl_deps(t, mb, deps_);
+    packed(kCtrlDepsTag, deps_);
+    deps_.clear();
+    stage.data_deps(t, mb, deps_);
+    packed(kDataDepsTag, deps_);
+    for (uint32_t p = code.first_piece; p < code.first_piece + code.pieces; ++p) {
+      const Piece& piece = w_.pieces_[p];
+      switch (piece.kind) {
+        case Piece::Kind::kBytes:
+          body_.append(w_.blob_, piece.index, piece.size);
+          break;
+        case Piece::Kind::kVar:
+          body_ += vars_[piece.index];
+          break;
+        case Piece::Kind::kTag:
+          tag(stage.tag(t, mb));
+          break;
+        case Piece::Kind::kList:
+          list(w_.lists_[piece.index]);
+          break;
+      }
+    }
+    add_varint(out_, body_.size());
+    out_ += body_;
+    if (out_.size() >= kChunk) {
+      sink_(out_);
+      out_.clear();
+    }
+  }
+
+  // AttributeProto {name: "comm_tag", int32_val: tag}.
+  void tag(int32_t value) {
+    char attr[24];
+    char* p = attr;
+    *p++ = kAttrNameTag;
+    *p++ = 8;
+    std::memcpy(p, "comm_tag", 8);
+    p += 8;
+    *p++ = kAttrInt32Tag;
+    // int32 values are sign-extended to 64 bits on the wire.
+    p = put_varint(p, static_cast<uint64_t>(static_cast<int64_t>(value)));
+    body_ += kNodeAttrTag;
+    add_varint(body_, static_cast<uint64_t>(p - attr));
+    body_.append(attr, static_cast<size_t>(p - attr));
+  }
+
+  // AttributeProto {name, string_list {values}} with the number in place.
+  void list(const StringList& l) {
+    text_.clear();  // the StringList message
+    for (const std::string& v : l.values) {
+      value_.clear();
+      render(value_, v);
+      text_ += kListValueTag;
+      add_varint(text_, value_.size());
+      text_ += value_;
+    }
+    const size_t attr_size = 1 + varint_size(l.name.size()) + l.name.size() +
+                             sizeof kAttrStringListTag + varint_size(text_.size()) + text_.size();
+    body_ += kNodeAttrTag;
+    add_varint(body_, attr_size);
+    body_ += kAttrNameTag;
+    add_varint(body_, l.name.size());
+    body_ += l.name;
+    body_.append(kAttrStringListTag, sizeof kAttrStringListTag);
+    add_varint(body_, text_.size());
+    body_ += text_;
+  }
+
+  const FlatStageWriter& w_;
+  const Sink& sink_;
+  std::vector<std::string> vars_;
+  std::string out_, body_, text_, value_;
+  std::vector<uint64_t> deps_;
+  char number_[12] = {};
+  size_t number_size_ = 0;
+};
+
+void FlatStageWriter::write_rank(const RankBinding& rank, const Sink& sink) const {
+  RankWriter(*this, rank, sink).run();
+}
+
+}  // namespace stg::emit

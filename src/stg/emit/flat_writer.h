@@ -1,0 +1,68 @@
+// Chakra v0.0.4 traces of a FlatStage (lower/flat_stage.h): every rank's
+// file is produced node by node from the template, micro-batch after
+// micro-batch, and handed out in pieces of about kChunk bytes, so memory
+// does not grow with the number of micro-batches.
+//
+// The bytes are those libprotobuf writes for the same nodes (append_trace
+// of the stage lowered with every micro-batch): the attributes that are the
+// same for every copy are serialised once with libprotobuf; the node's
+// id, name, type and dependencies, the SEND/RECV tag, the names with the
+// micro-batch number and the rank's group or peer are encoded by hand
+// (the copies differ in them, and encoding them through a message per node
+// would cost more than the rest of the run).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stg/emit/schema.h"
+#include "stg/emit/var_attr.h"
+#include "stg/lower/flat_stage.h"
+
+namespace stg::emit {
+
+class FlatStageWriter {
+ public:
+  static constexpr size_t kChunk = size_t{256} << 10;
+  using Sink = std::function<void(std::string_view)>;
+
+  FlatStageWriter(const lower::FlatStage& stage, TraceDetail detail);
+
+  // Writes the complete trace file of `rank` (on this stage) to `sink`.
+  // Throws std::out_of_range when a node names a group or peer `rank` lacks.
+  void write_rank(const RankBinding& rank, const Sink& sink) const;
+
+ private:
+  // Parts of a node after its dependencies, in order: attributes serialised
+  // once (bytes of blob_), a string list naming the micro-batch (lists_),
+  // the SEND/RECV tag, the rank's variable attribute (keys_).
+  struct Piece {
+    enum class Kind : uint8_t { kBytes, kList, kTag, kVar };
+    Kind kind = Kind::kBytes;
+    uint32_t index = 0;  // kBytes: offset in blob_; kList: lists_; kVar: keys_
+    uint32_t size = 0;   // kBytes
+  };
+  struct NodeCode {
+    std::string name;  // may hold passes::kMicroBatchHole
+    uint32_t type = 0;
+    uint32_t first_piece = 0, pieces = 0;
+  };
+  struct StringList {
+    std::string name;                 // the attribute's
+    std::vector<std::string> values;  // may hold the hole
+  };
+  class RankWriter;
+
+  const lower::FlatStage& stage_;
+  std::string metadata_;
+  std::vector<NodeCode> nodes_;
+  std::vector<Piece> pieces_;
+  std::string blob_;
+  std::vector<StringList> lists_;
+  std::vector<VarAttr> keys_;
+};
+
+}  // namespace stg::emit
