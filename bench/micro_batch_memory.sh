@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Memory and time in the number of micro-batches (issue 12, point 1): gpt,
 # 4 blocks, pp 2, micro-batches 8 .. 2048, without a pipeline schedule and
-# with 1F1B. Per run: wall time, peak RSS (/usr/bin/time -v), nodes, bytes,
-# microseconds per micro-batch (wall / micro-batches), and peak RSS over
-# that of 8 micro-batches (the target: within 1.2x at 2048). Median of RUNS.
+# with 1F1B. Per run: stg's own time (its summary line, in ms), peak RSS
+# (/usr/bin/time -v), nodes, bytes, microseconds per micro-batch added since
+# 8 micro-batches ((time - time at 8) / (mbs - 8): constant when time is
+# linear in micro-batches) and peak RSS over that of 8 micro-batches (the
+# target: within 1.2x at 2048). Median of RUNS.
 #
 # Usage: bench/micro_batch_memory.sh [RUNS] [--stg PATH]
 set -euo pipefail
@@ -40,10 +42,10 @@ median() { sort -g | sed -n "$(((runs + 1) / 2))p"; }
 
 echo "stg micro-batch memory: $(nproc) cores, median of $runs run(s), $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "stg: $stg"
-printf '%-10s %6s %8s %10s %10s %12s %10s %8s\n' schedule mbs "wall s" "peak RSS" nodes bytes \
-  "us/mb" "RSS/8"
+printf '%-10s %6s %8s %10s %10s %12s %10s %8s\n' schedule mbs "time s" "peak RSS" nodes bytes \
+  "us/+mb" "RSS/8"
 for schedule in none 1f1b; do
-  base_rss=0
+  base_rss=0 base_wall=0
   for mbs in 8 32 128 512 2048; do
     walls=() rsss=()
     for ((i = 0; i < runs; i++)); do
@@ -51,18 +53,19 @@ for schedule in none 1f1b; do
       summary=$(/usr/bin/time -v -o "$scratch/time.txt" "$stg" --output_dir "$scratch/out" \
         --model_type gpt --num_stacks 4 --pp 2 --batch "$mbs" --micro_batch 1 \
         --pipeline_schedule "$schedule" | tail -1)
-      walls+=("$(sed -n 's/.*Elapsed (wall clock) time.*: //p' "$scratch/time.txt" |
-        awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; print s }')")
+      walls+=("$(sed -n 's/.* nodes in \([0-9.]*\) s .*/\1/p' <<<"$summary")")
       rsss+=("$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$scratch/time.txt")")
     done
     rm -rf "$scratch/out"
     w=$(printf '%s\n' "${walls[@]}" | median)
     r=$(printf '%s\n' "${rsss[@]}" | median)
-    [ "$mbs" = 8 ] && base_rss=$r
+    [ "$mbs" = 8 ] && base_rss=$r && base_wall=$w
     b=$(sed -n 's/.* files, \([0-9]*\) bytes, .*/\1/p' <<<"$summary")
     n=$(sed -n 's/.* bytes, \([0-9]*\) nodes in .*/\1/p' <<<"$summary")
     awk -v s="$schedule" -v m="$mbs" -v w="$w" -v r="$r" -v n="$n" -v b="$b" -v r8="$base_rss" \
-      'BEGIN { printf "%-10s %6d %8.3f %7.1f MB %10d %12d %10.1f %8.2f\n", s, m, w, r / 1000, n, b,
-               w * 1e6 / m, r / r8 }'
+      -v w8="$base_wall" 'BEGIN {
+      added = m > 8 ? sprintf("%10.1f", (w - w8) * 1e6 / (m - 8)) : sprintf("%10s", "-")
+      printf "%-10s %6d %8.3f %7.1f MB %10d %12d %s %8.2f\n", s, m, w, r / 1000, n, b, added,
+             r / r8 }'
   done
 done

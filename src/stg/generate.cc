@@ -1,5 +1,7 @@
 #include "stg/generate.h"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <atomic>
 #include <optional>
@@ -192,6 +194,18 @@ std::vector<StageGraph> lower_stages(const graph::Graph& g, const models::Worklo
 }
 
 namespace {
+
+// Rank files a writer thread keeps open at once (flat stages): up to 64,
+// within half the descriptor limit over all threads.
+int64_t files_open_per_thread(int threads) {
+  rlimit limit{};
+  int64_t open_max = 1024;
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
+    open_max = static_cast<int64_t>(limit.rlim_cur);
+  else if (limit.rlim_cur == RLIM_INFINITY)
+    open_max = 1 << 20;
+  return std::clamp<int64_t>((open_max - 64) / (2 * std::max(1, threads)), 1, 64);
+}
 
 // Micro-batches of the real lowering a flat stage is checked against: two,
 // or one round of the interleaved schedule (it needs a multiple of pp).
@@ -398,35 +412,60 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
     for (size_t s = 0; s < flat.size(); ++s)
       if (flat[s]) writers[s].emplace(*flat[s], o.trace_detail);
     listen.phase("writing", last_rank - first_rank + 1, "ranks");
-    util::parallel_for(first_rank, last_rank + 1, threads, [&](int64_t rank) {
-      const mesh::RankBinding binding = layout.binding(rank);
-      const int stage_index = static_cast<int>(layout.coords_of(rank).stage);
-      if (!flat.empty()) {
-        // Streamed: the file is written in pieces as the writer makes them.
-        io::OutputFiles::File file = files.open(io::expand_rank(out.rank_pattern, rank));
-        int64_t size = 0;
-        writers[stage_index]->write_rank(binding, [&](std::string_view piece) {
-          file.append(piece);
-          size += static_cast<int64_t>(piece.size());
+    if (!flat.empty()) {
+      // Ranks of a stage are written in groups, their files open together:
+      // each piece of the stage is encoded once per group and spliced for
+      // each rank (emit/flat_writer.h).
+      struct Group {
+        int stage;
+        int64_t first, last;
+      };
+      std::vector<Group> groups;
+      const int64_t per_stage = layout.ranks_per_stage();
+      const int64_t group_size = files_open_per_thread(threads);
+      for (int64_t r = first_rank; r <= last_rank;) {
+        const auto stage = static_cast<int>(r / per_stage);
+        const int64_t last = std::min({last_rank, (stage + 1) * per_stage - 1, r + group_size - 1});
+        groups.push_back({stage, r, last});
+        r = last + 1;
+      }
+      util::parallel_for(0, static_cast<int64_t>(groups.size()), threads, [&](int64_t k) {
+        const Group& group = groups[k];
+        std::vector<mesh::RankBinding> bindings;
+        std::vector<io::OutputFiles::File> rank_files;
+        for (int64_t rank = group.first; rank <= group.last; ++rank) {
+          bindings.push_back(layout.binding(rank));
+          rank_files.push_back(files.open(io::expand_rank(out.rank_pattern, rank)));
+        }
+        std::vector<int64_t> sizes(bindings.size(), 0);
+        writers[group.stage]->write_ranks(bindings, [&](size_t i, std::string_view piece) {
+          rank_files[i].append(piece);
+          sizes[i] += static_cast<int64_t>(piece.size());
         });
-        file.close();
-        bytes += size;
-        nodes += static_cast<int64_t>(flat[stage_index]->num_nodes());
-        listen.advance(1, size);
-        return;
-      }
-      const StageGraph& stage = stages[stage_index];
-      std::string content;
-      if (templates.empty()) {
-        emit::append_trace(content, stage, binding, o.schema, o.trace_detail);
-      } else {
-        templates[stage_index].append_rank(content, binding);
-      }
-      files.write(io::expand_rank(out.rank_pattern, rank), content);
-      bytes += static_cast<int64_t>(content.size());
-      nodes += static_cast<int64_t>(stage.nodes.size());
-      listen.advance(1, static_cast<int64_t>(content.size()));
-    });
+        for (size_t i = 0; i < rank_files.size(); ++i) {
+          rank_files[i].close();
+          bytes += sizes[i];
+          nodes += static_cast<int64_t>(flat[group.stage]->num_nodes());
+          listen.advance(1, sizes[i]);
+        }
+      });
+    } else {
+      util::parallel_for(first_rank, last_rank + 1, threads, [&](int64_t rank) {
+        const mesh::RankBinding binding = layout.binding(rank);
+        const int stage_index = static_cast<int>(layout.coords_of(rank).stage);
+        const StageGraph& stage = stages[stage_index];
+        std::string content;
+        if (templates.empty()) {
+          emit::append_trace(content, stage, binding, o.schema, o.trace_detail);
+        } else {
+          templates[stage_index].append_rank(content, binding);
+        }
+        files.write(io::expand_rank(out.rank_pattern, rank), content);
+        bytes += static_cast<int64_t>(content.size());
+        nodes += static_cast<int64_t>(stage.nodes.size());
+        listen.advance(1, static_cast<int64_t>(content.size()));
+      });
+    }
     // A run of every rank replaces an earlier run: its rank files beyond
     // this run's ranks are stale. A --ranks part leaves other ranks' files.
     std::optional<io::RankFiles> stale;

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "et_def_v004.pb.h"
+#include "stg/emit/stage_template.h"
 #include "stg/emit/trace_writer.h"
 #include "stg/passes/micro_batch.h"
 
@@ -110,15 +111,12 @@ FlatStageWriter::FlatStageWriter(const lower::FlatStage& stage, TraceDetail deta
   }
 }
 
-// One rank's file: the node being encoded, the output buffer and the rank's
-// variable attributes, each encoded once.
-class FlatStageWriter::RankWriter {
+// Encodes the stage into pieces and hands each out for every rank.
+class FlatStageWriter::Encoder {
  public:
-  RankWriter(const FlatStageWriter& w, const RankBinding& rank, const Sink& sink)
-      : w_(w), sink_(sink), vars_(w.keys_.size()) {
-    for (size_t k = 0; k < w.keys_.size(); ++k) vars_[k] = encode(w.keys_[k], rank);
-    out_.reserve(kChunk + 4096);
-    out_ = w.metadata_;
+  Encoder(const FlatStageWriter& w, const std::vector<RankBinding>& ranks, const Sink& sink)
+      : w_(w), ranks_(ranks), sink_(sink) {
+    piece_.add_bytes(w.metadata_);
   }
 
   void run() {
@@ -130,13 +128,17 @@ class FlatStageWriter::RankWriter {
         for (uint32_t t = s.begin; t < s.end; ++t) node(t, mb);
       }
     }
-    sink_(out_);
+    flush();
   }
 
  private:
-  static std::string encode(const VarAttr& key, const RankBinding& rank) {
-    char buf[kMaxVarAttrBytes];
-    return std::string(buf, encode_var_attr(buf, key, rank));
+  void flush() {
+    for (size_t i = 0; i < ranks_.size(); ++i) {
+      out_.clear();
+      piece_.append_rank(out_, ranks_[i]);
+      sink_(i, out_);
+    }
+    piece_.clear();
   }
 
   void set_number(int mb) {
@@ -168,6 +170,7 @@ class FlatStageWriter::RankWriter {
     const NodeCode& code = w_.nodes_[t];
     const lower::FlatStage& stage = w_.stage_;
     body_.clear();
+    var_at_ = std::string::npos;
     const uint64_t id = stage.id(t, mb);
     if (id != 0) {
       body_ += kIdTag;
@@ -197,7 +200,8 @@ class FlatStageWriter::RankWriter {
           body_.append(w_.blob_, piece.index, piece.size);
           break;
         case Piece::Kind::kVar:
-          body_ += vars_[piece.index];
+          var_at_ = body_.size();  // spliced per rank
+          var_key_ = piece.index;
           break;
         case Piece::Kind::kTag:
           tag(stage.tag(t, mb));
@@ -207,12 +211,16 @@ class FlatStageWriter::RankWriter {
           break;
       }
     }
-    add_varint(out_, body_.size());
-    out_ += body_;
-    if (out_.size() >= kChunk) {
-      sink_(out_);
-      out_.clear();
+    if (var_at_ == std::string::npos) {
+      text_.clear();
+      add_varint(text_, body_.size());
+      piece_.add_bytes(text_);
+      piece_.add_bytes(body_);
+    } else {
+      const std::string_view body = body_;
+      piece_.add_var_node(body.substr(0, var_at_), w_.keys_[var_key_], body.substr(var_at_));
     }
+    if (piece_.size() >= kChunk) flush();
   }
 
   // AttributeProto {name: "comm_tag", int32_val: tag}.
@@ -254,16 +262,24 @@ class FlatStageWriter::RankWriter {
   }
 
   const FlatStageWriter& w_;
+  const std::vector<RankBinding>& ranks_;
   const Sink& sink_;
-  std::vector<std::string> vars_;
+  StageTemplate piece_;
+  size_t var_at_ = std::string::npos;  // where the node's variable attribute goes
+  uint32_t var_key_ = 0;
   std::string out_, body_, text_, value_;
   std::vector<uint64_t> deps_;
   char number_[12] = {};
   size_t number_size_ = 0;
 };
 
-void FlatStageWriter::write_rank(const RankBinding& rank, const Sink& sink) const {
-  RankWriter(*this, rank, sink).run();
+void FlatStageWriter::write_ranks(const std::vector<RankBinding>& ranks, const Sink& sink) const {
+  Encoder(*this, ranks, sink).run();
+}
+
+void FlatStageWriter::write_rank(const RankBinding& rank,
+                                 const std::function<void(std::string_view)>& sink) const {
+  write_ranks({rank}, [&](size_t, std::string_view bytes) { sink(bytes); });
 }
 
 }  // namespace stg::emit

@@ -1,7 +1,9 @@
-// Chakra v0.0.4 traces of a FlatStage (lower/flat_stage.h): every rank's
-// file is produced node by node from the template, micro-batch after
-// micro-batch, and handed out in pieces of about kChunk bytes, so memory
-// does not grow with the number of micro-batches.
+// Chakra v0.0.4 traces of a FlatStage (lower/flat_stage.h): the stage's
+// nodes are encoded from the template, micro-batch after micro-batch, into
+// pieces of about kChunk bytes (a StageTemplate without the ranks' own
+// attribute); each piece is spliced for every rank being written and handed
+// out, so memory does not grow with the number of micro-batches and the
+// encoding is done once for many ranks.
 //
 // The bytes are those libprotobuf writes for the same nodes (append_trace
 // of the stage lowered with every micro-batch): the attributes that are the
@@ -27,13 +29,16 @@ namespace stg::emit {
 class FlatStageWriter {
  public:
   static constexpr size_t kChunk = size_t{256} << 10;
-  using Sink = std::function<void(std::string_view)>;
+  // Receives a piece of the file of ranks[index].
+  using Sink = std::function<void(size_t index, std::string_view bytes)>;
 
   FlatStageWriter(const lower::FlatStage& stage, TraceDetail detail);
 
-  // Writes the complete trace file of `rank` (on this stage) to `sink`.
-  // Throws std::out_of_range when a node names a group or peer `rank` lacks.
-  void write_rank(const RankBinding& rank, const Sink& sink) const;
+  // Writes the complete trace files of `ranks` (all on this stage) to
+  // `sink`, piece after piece, each piece for every rank in turn. Throws
+  // std::out_of_range when a node names a group or peer a rank lacks.
+  void write_ranks(const std::vector<RankBinding>& ranks, const Sink& sink) const;
+  void write_rank(const RankBinding& rank, const std::function<void(std::string_view)>& sink) const;
 
  private:
   // Parts of a node after its dependencies, in order: attributes serialised
@@ -54,7 +59,7 @@ class FlatStageWriter {
     std::string name;                 // the attribute's
     std::vector<std::string> values;  // may hold the hole
   };
-  class RankWriter;
+  class Encoder;
 
   const lower::FlatStage& stage_;
   std::string metadata_;

@@ -66,6 +66,24 @@ StageTemplate::StageTemplate(const StageGraph& stage, TraceDetail detail) {
   }
 }
 
+void StageTemplate::add_var_node(std::string_view head, const VarAttr& key, std::string_view tail) {
+  VarNode v;
+  v.key = static_cast<uint32_t>(std::find(keys_.begin(), keys_.end(), key) - keys_.begin());
+  if (v.key == keys_.size()) keys_.push_back(key);
+  v.head = blob_.size();
+  v.head_size = static_cast<uint32_t>(head.size());
+  v.tail_size = static_cast<uint32_t>(tail.size());
+  blob_ += head;
+  blob_ += tail;
+  vars_.push_back(v);
+}
+
+void StageTemplate::clear() {
+  blob_.clear();
+  vars_.clear();
+  keys_.clear();
+}
+
 void StageTemplate::append_rank(std::string& out, const RankBinding& rank) const {
   const size_t start = out.size();
   out.resize(start + size_hint());

@@ -13,6 +13,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "stg/emit/schema.h"
@@ -24,6 +25,18 @@ namespace stg::emit {
 class StageTemplate {
  public:
   explicit StageTemplate(const StageGraph& stage, TraceDetail detail = TraceDetail::kFull);
+
+  // A template built piece by piece (emit/flat_writer.h encodes the nodes
+  // itself): bytes written as they are (framed nodes, the metadata), and
+  // nodes with a variable attribute, given as the encoded node without it
+  // split where it goes (before it: fields 1..5 and the attributes before
+  // it; after it: the attributes after it).
+  StageTemplate() = default;
+  void add_bytes(std::string_view bytes) { blob_ += bytes; }
+  void add_var_node(std::string_view head, const VarAttr& key, std::string_view tail);
+  void clear();
+  // Bytes held (about a rank's file size).
+  size_t size() const { return blob_.size(); }
 
   // Appends the complete trace file of `rank` (which must be on this stage).
   void append_rank(std::string& out, const RankBinding& rank) const;
