@@ -12,42 +12,13 @@
 # Usage: bench/as_trained.sh [RUNS] [--stg PATH] [--scratch DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs=1
-stg=build/stg
-scratch_parent=${TMPDIR:-/tmp}
-while [ $# -gt 0 ]; do
-  case $1 in
-    --stg) stg=$2; shift ;;
-    --scratch) scratch_parent=$2; shift ;;
-    -h | --help)
-      sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
-      exit 0
-      ;;
-    *)
-      if [[ $1 =~ ^[1-9][0-9]*$ ]]; then
-        runs=$1
-      else
-        echo "as_trained.sh: unknown argument '$1' (see --help)" >&2
-        exit 2
-      fi
-      ;;
-  esac
-  shift
-done
-if [ ! -x "$stg" ]; then
-  echo "as_trained.sh: no stg binary at $stg: build one (bash scripts/build.sh) or pass --stg PATH" >&2
-  exit 2
-fi
-stg=$(realpath "$stg")
-scratch=$(mktemp -d "$scratch_parent/stg_as_trained.XXXXXX")
-trap 'rm -rf "$scratch"' EXIT
+source bench/common.sh
+bench_init as_trained.sh "$@"
 
 gpt3=(--model gpt3-175b --tp 8 --pp 16 --dp 12 --batch 1536 --micro_batch 12
   --pipeline_schedule 1f1b --units physical --dtype bf16)
 llama405=(--model llama3-405b --tp 8 --pp 16 --dp 128 --seq 8192 --batch 2048 --micro_batch 128
   --pipeline_schedule 1f1b --units physical --dtype bf16)
-
-median() { sort -g | sed -n "$(((runs + 1) / 2))p"; }
 
 # measure NAME TARGET_S TARGET_MB FLAGS...: RUNS runs, one line of medians.
 measure() {
@@ -55,14 +26,11 @@ measure() {
   shift 3
   local walls=() cpus=() rsss=() summary b n
   for ((i = 0; i < runs; i++)); do
+    summary=$(time_run "$scratch/out" "$@")
     rm -rf "$scratch/out"
-    summary=$(/usr/bin/time -v -o "$scratch/time.txt" "$stg" --output_dir "$scratch/out" "$@" |
-      tail -1)
-    rm -rf "$scratch/out"
-    walls+=("$(sed -n 's/.*Elapsed (wall clock) time.*: //p' "$scratch/time.txt" |
-      awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; print s }')")
-    cpus+=("$(awk -F': ' '/User time|System time/ { s += $2 } END { print s }' "$scratch/time.txt")")
-    rsss+=("$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$scratch/time.txt")")
+    walls+=("$(wall_seconds)")
+    cpus+=("$(cpu_seconds)")
+    rsss+=("$(peak_rss_kb)")
   done
   b=$(sed -n 's/.* files, \([0-9]*\) bytes, .*/\1/p' <<<"$summary")
   n=$(sed -n 's/.* bytes, \([0-9]*\) nodes in .*/\1/p' <<<"$summary")

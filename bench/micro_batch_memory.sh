@@ -7,38 +7,11 @@
 # linear in micro-batches) and peak RSS over that of 8 micro-batches (the
 # target: within 1.2x at 2048). Median of RUNS.
 #
-# Usage: bench/micro_batch_memory.sh [RUNS] [--stg PATH]
+# Usage: bench/micro_batch_memory.sh [RUNS] [--stg PATH] [--scratch DIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-runs=1
-stg=build/stg
-while [ $# -gt 0 ]; do
-  case $1 in
-    --stg) stg=$2; shift ;;
-    -h | --help)
-      sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
-      exit 0
-      ;;
-    *)
-      if [[ $1 =~ ^[1-9][0-9]*$ ]]; then
-        runs=$1
-      else
-        echo "micro_batch_memory.sh: unknown argument '$1' (see --help)" >&2
-        exit 2
-      fi
-      ;;
-  esac
-  shift
-done
-if [ ! -x "$stg" ]; then
-  echo "micro_batch_memory.sh: no stg binary at $stg: build one (bash scripts/build.sh) or pass --stg PATH" >&2
-  exit 2
-fi
-stg=$(realpath "$stg")
-scratch=$(mktemp -d "${TMPDIR:-/tmp}/stg_micro_batches.XXXXXX")
-trap 'rm -rf "$scratch"' EXIT
-
-median() { sort -g | sed -n "$(((runs + 1) / 2))p"; }
+source bench/common.sh
+bench_init micro_batch_memory.sh "$@"
 
 echo "stg micro-batch memory: $(nproc) cores, median of $runs run(s), $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "stg: $stg"
@@ -49,12 +22,10 @@ for schedule in none 1f1b; do
   for mbs in 8 32 128 512 2048; do
     walls=() rsss=()
     for ((i = 0; i < runs; i++)); do
-      rm -rf "$scratch/out"
-      summary=$(/usr/bin/time -v -o "$scratch/time.txt" "$stg" --output_dir "$scratch/out" \
-        --model_type gpt --num_stacks 4 --pp 2 --batch "$mbs" --micro_batch 1 \
-        --pipeline_schedule "$schedule" | tail -1)
+      summary=$(time_run "$scratch/out" --model_type gpt --num_stacks 4 --pp 2 --batch "$mbs" \
+        --micro_batch 1 --pipeline_schedule "$schedule")
       walls+=("$(sed -n 's/.* nodes in \([0-9.]*\) s .*/\1/p' <<<"$summary")")
-      rsss+=("$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$scratch/time.txt")")
+      rsss+=("$(peak_rss_kb)")
     done
     rm -rf "$scratch/out"
     w=$(printf '%s\n' "${walls[@]}" | median)

@@ -28,41 +28,12 @@ cd "$(dirname "$0")/.."
 
 runs=3
 full_run=0
-stg=build/stg
-scratch_parent=${TMPDIR:-/tmp}
-while [ $# -gt 0 ]; do
-  case $1 in
-    --full-run) full_run=1 ;;
-    --stg)
-      stg=$2
-      shift
-      ;;
-    --scratch)
-      scratch_parent=$2
-      shift
-      ;;
-    -h | --help)
-      sed -n '2,/^set -euo/p' "$0" | sed '$d' | sed 's/^# \{0,1\}//'
-      exit 0
-      ;;
-    *)
-      if [[ $1 =~ ^[1-9][0-9]*$ ]]; then
-        runs=$1
-      else
-        echo "trace_detail.sh: unknown argument '$1' (see --help)" >&2
-        exit 2
-      fi
-      ;;
-  esac
-  shift
-done
-if [ ! -x "$stg" ]; then
-  echo "trace_detail.sh: no stg binary at $stg: build one (bash scripts/build.sh) or pass --stg PATH" >&2
-  exit 2
-fi
-stg=$(realpath "$stg")
-scratch=$(mktemp -d "$scratch_parent/stg_trace_detail.XXXXXX")
-trap 'rm -rf "$scratch"' EXIT
+bench_extra_arg() {
+  [ "$1" = --full-run ] || return 1
+  full_run=1
+}
+source bench/common.sh
+bench_init trace_detail.sh "$@"
 
 config=(--model gpt3-175b --tp 8 --pp 16 --dp 12 --batch 1536 --micro_batch 12
   --pipeline_schedule 1f1b --units physical --dtype bf16)
@@ -74,8 +45,6 @@ else
   what="ranks 0-95 (pipeline stage 0 of 16)"
 fi
 
-median() { sort -g | sed -n "$(((runs + 1) / 2))p"; }
-
 # run_once KEY LEVEL FLAGS...: one run; appends its wall time, CPU time
 # (user + sys) and peak RSS to KEY's lists and records bytes and nodes from
 # stg's summary line.
@@ -83,16 +52,12 @@ declare -A walls cpus rsss bytes nodes
 run_once() {
   local key=$1 level=$2
   shift 2
-  local summary line
+  local summary
+  summary=$(time_run "$scratch/out" "${config[@]}" --trace_detail "$level" "$@")
   rm -rf "$scratch/out"
-  summary=$(/usr/bin/time -v -o "$scratch/time.txt" "$stg" --output_dir "$scratch/out" \
-    "${config[@]}" --trace_detail "$level" "$@" | tail -1)
-  rm -rf "$scratch/out"
-  # Elapsed (wall clock) time (h:mm:ss or m:ss): 1:02.34
-  line=$(sed -n 's/.*Elapsed (wall clock) time.*: //p' "$scratch/time.txt")
-  walls[$key]+="$(awk -F: '{ s = 0; for (i = 1; i <= NF; i++) s = s * 60 + $i; print s }' <<<"$line") "
-  cpus[$key]+="$(awk -F': ' '/User time|System time/ { s += $2 } END { print s }' "$scratch/time.txt") "
-  rsss[$key]+="$(sed -n 's/.*Maximum resident set size (kbytes): //p' "$scratch/time.txt") "
+  walls[$key]+="$(wall_seconds) "
+  cpus[$key]+="$(cpu_seconds) "
+  rsss[$key]+="$(peak_rss_kb) "
   # "stg: 1536 ranks, 97 files, 911301867 bytes, 3012096 nodes in 8.123 s -> DIR"
   bytes[$key]=$(sed -n 's/.* files, \([0-9]*\) bytes, .*/\1/p' <<<"$summary")
   nodes[$key]=$(sed -n 's/.* bytes, \([0-9]*\) nodes in .*/\1/p' <<<"$summary")

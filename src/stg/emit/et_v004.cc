@@ -1,6 +1,8 @@
 // Chakra v0.0.4 writer: GlobalMetadata, then one Node per LoweredNode with
 // the attribute names, value types and order of docs/facts.md §5.3 (§5.9 for
 // TraceDetail::kSim: the same without inputs, outputs and op_type).
+#include "stg/emit/et_v004.h"
+
 #include <string>
 #include <string_view>
 #include <vector>

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "et_def_v004.pb.h"
+#include "stg/emit/et_v004.h"
 #include "stg/emit/stage_template.h"
 #include "stg/emit/trace_writer.h"
 #include "stg/passes/micro_batch.h"
@@ -12,13 +13,6 @@
 namespace stg::emit {
 
 namespace pb = ChakraProtoMsg;
-
-namespace detail {
-// et_v004.cc (see stage_template.cc).
-int fill_node_v004(pb::Node& out, const LoweredNode& n, const RankBinding& rank,
-                   TraceDetail detail);
-void append_metadata_v004(std::string& out);
-}  // namespace detail
 
 namespace {
 

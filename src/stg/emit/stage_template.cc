@@ -5,21 +5,12 @@
 #include <vector>
 
 #include "et_def_v004.pb.h"
+#include "stg/emit/et_v004.h"
 #include "stg/emit/trace_writer.h"
 
 namespace stg::emit {
 
 namespace pb = ChakraProtoMsg;
-
-namespace detail {
-// et_v004.cc: fills `out` and returns the index of the rank-dependent
-// attribute in its attr list (-1 for a compute node). The index depends on
-// the detail level (full: after inputs and outputs), hence it is asked for
-// rather than assumed.
-int fill_node_v004(pb::Node& out, const LoweredNode& n, const RankBinding& rank,
-                   TraceDetail detail);
-void append_metadata_v004(std::string& out);
-}  // namespace detail
 
 namespace {
 
