@@ -32,6 +32,7 @@ struct FlatCase {
   int chunks = 1;
   int micro_batches = 2;
   int feature = 0;  // see apply_feature
+  bool megatron = false;
 };
 
 std::string schedule_name(lower::Schedule s) {
@@ -46,6 +47,25 @@ std::string schedule_name(lower::Schedule s) {
       return "interleaved";
   }
   return "?";
+}
+
+// --framework megatron (issue order): its own features.
+const char* const kMegatronFeatures[] = {"plain", "recompute_selective", "recompute_full",
+                                         "sim_detail"};
+
+void apply_megatron_feature(Options& o, int feature) {
+  o.framework = Framework::kMegatron;
+  switch (feature) {
+    case 1:
+      o.activation_recompute = Recompute::kSelective;
+      break;
+    case 2:
+      o.activation_recompute = Recompute::kFull;
+      break;
+    case 3:
+      o.trace_detail = emit::TraceDetail::kSim;
+      break;
+  }
 }
 
 const char* const kFeatures[] = {"plain",           "sp2_tpsp",       "zero3", "physical_full",
@@ -105,12 +125,16 @@ Options options_for(const FlatCase& c, const std::string& dir) {
   o.dp = 2;
   o.tp = 2;
   o.pp = c.pp;
-  o.micro_batch = 2;  // one sample per dp rank
-  o.batch = 2 * c.micro_batches;
+  // One sample per dp rank (dp x ep under --framework megatron).
+  o.micro_batch = c.megatron && c.model == "moe" ? 4 : 2;
+  o.batch = *o.micro_batch * c.micro_batches;
   o.pipeline_schedule = c.schedule;
   o.virtual_stages = c.chunks;
   o.threads = 2;
-  apply_feature(o, c.feature);
+  if (c.megatron)
+    apply_megatron_feature(o, c.feature);
+  else
+    apply_feature(o, c.feature);
   return o;
 }
 
@@ -169,15 +193,29 @@ std::vector<FlatCase> cases() {
         feature = (feature + 1) % static_cast<int>(std::size(kFeatures));
         out.push_back(c);
       }
+  // Issue order needs a schedule (without one the stage's order is not a
+  // sequence of steps).
+  int megatron_feature = 0;
+  for (const char* model : {"gpt", "llama", "moe"})
+    for (const Plan& p : plans)
+      if (p.schedule != Schedule::kNone)
+        for (int micro_batches :
+             p.schedule == Schedule::kInterleaved ? std::vector{4, 12} : std::vector{3, 11}) {
+          FlatCase c{model, p.pp, p.schedule, p.chunks, micro_batches, megatron_feature, true};
+          megatron_feature =
+              (megatron_feature + 1) % static_cast<int>(std::size(kMegatronFeatures));
+          out.push_back(c);
+        }
   return out;
 }
 
 INSTANTIATE_TEST_SUITE_P(Matrix, FlatMicroBatches, ::testing::ValuesIn(cases()),
                          [](const ::testing::TestParamInfo<FlatCase>& info) {
                            const FlatCase& c = info.param;
-                           return c.model + "_pp" + std::to_string(c.pp) + "_" +
-                                  schedule_name(c.schedule) + "_mb" +
-                                  std::to_string(c.micro_batches) + "_" + kFeatures[c.feature];
+                           return std::string(c.megatron ? "megatron_" : "") + c.model + "_pp" +
+                                  std::to_string(c.pp) + "_" + schedule_name(c.schedule) + "_mb" +
+                                  std::to_string(c.micro_batches) + "_" +
+                                  (c.megatron ? kMegatronFeatures : kFeatures)[c.feature];
                          });
 
 TEST(FlatMicroBatches, PartOfTheRanksIsThePartOfTheWholeRun) {
@@ -196,11 +234,14 @@ TEST(FlatMicroBatches, PartOfTheRanksIsThePartOfTheWholeRun) {
 
 TEST(FlatMicroBatches, NotUsedWhereTheOrderIsNotDerived) {
   TempDir tmp;
-  Options o = options_for({"gpt", 2, lower::Schedule::k1F1B, 1, 4, 0}, tmp.sub("megatron"));
-  o.framework = Framework::kMegatron;  // issue order: lowered with every micro-batch
+  // Issue order without a schedule: ready nodes of all micro-batches mix.
+  Options o = options_for({"gpt", 2, lower::Schedule::kNone, 1, 4, 0, true}, tmp.sub("megatron"));
   EXPECT_FALSE(generate(o).flat_micro_batches);
   o = options_for({"gpt", 2, lower::Schedule::k1F1B, 1, 4, 0}, tmp.sub("json"));
   o.schema = emit::Schema::kJson;
+  EXPECT_FALSE(generate(o).flat_micro_batches);
+  // Two micro-batches: the check's own count, nothing to derive.
+  o = options_for({"gpt", 2, lower::Schedule::k1F1B, 1, 2, 0}, tmp.sub("two"));
   EXPECT_FALSE(generate(o).flat_micro_batches);
 }
 
@@ -260,7 +301,7 @@ TEST(FlatStage, EachRunOfTheMicroBatchIsWrittenPerMicroBatchInPlace) {
   StageGraph one;
   one.nodes = {comp(0, 0), comp(1, -1, {0}), comp(2, 0, {0})};
   const lower::FlatStage f(one, lower::RecvTags{{{0, 0, 0, 0}}}, 3, {});
-  ASSERT_EQ(f.segments().size(), 3u);
+  ASSERT_EQ(f.lists().size(), 3u);
   EXPECT_EQ(f.id(0, 2), 2u);
   EXPECT_EQ(f.id(1, 0), 3u);
   EXPECT_EQ(f.id(2, 0), 4u);

@@ -239,7 +239,7 @@ void check_flat_stages(const Options& o, const lower::LowerOptions& lo, int coun
     const mesh::RankBinding rank = layout.binding(s * layout.ranks_per_stage());
     expected.clear();
     emit::StageTemplate(real[s], o.trace_detail).append_rank(expected, rank);
-    const lower::FlatStage stage(templates[s], tags, count, schedule);
+    const lower::FlatStage stage(templates[s], tags, count, schedule, lo.order);
     derived.clear();
     emit::FlatStageWriter(stage, o.trace_detail).write_rank(rank, [&](std::string_view piece) {
       derived += piece;
@@ -264,14 +264,15 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
 
   // Flat micro-batches where the run allows them (lower/flat_stage.h): the
   // reference node order of protobuf traces, the graph not dumped.
-  const bool want_flat = o.flat_micro_batches && o.schema == emit::Schema::kV004 &&
-                         o.dump_after.empty() && !o.megatron();
+  const bool want_flat =
+      o.flat_micro_batches && o.schema == emit::Schema::kV004 && o.dump_after.empty();
   listen.phase("building the model", 0, "");
   models::Workload w = models::build_workload(o);
   const lower::LowerOptions lo = lower_options(o, w);
   const int check_count = flat_check_count(lo);
-  const bool try_flat = want_flat && w.micro_batches > check_count &&
-                        !w.micro_batch_renames.empty() && lo.order == lower::NodeOrder::kReference;
+  const bool try_flat =
+      want_flat && w.micro_batches > check_count && !w.micro_batch_renames.empty() &&
+      (lo.order == lower::NodeOrder::kReference || lo.schedule != lower::Schedule::kNone);
   {
     const passes::PassManager pipeline = build_pipeline(o, w);
     if (!o.dump_after.empty())
@@ -319,8 +320,7 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
       return;
     }
     lower::LowerOptions one = lo;
-    one.schedule = lower::Schedule::kNone;  // the flat stage derives the schedule's ctrl_deps
-    one.micro_batches = 1;
+    one.micro_batches = 1;  // under the run's schedule: it orders the template's steps
     std::vector<StageGraph> templates = lower_stages(g, w, one, threads, first_stage, last_stage);
     const lower::RecvTags tags = lower::recv_tags(g, static_cast<int>(w.mesh.stages()));
     const lower::FlatSchedule schedule{lo.schedule, lo.pp, lo.chunks};
@@ -328,7 +328,7 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
                       last_stage);
     flat.resize(templates.size());
     for (int s = first_stage; s <= last_stage; ++s)
-      flat[s].emplace(std::move(templates[s]), tags, w.micro_batches, schedule);
+      flat[s].emplace(std::move(templates[s]), tags, w.micro_batches, schedule, lo.order);
   };
   try {
     try {

@@ -115,11 +115,12 @@ class FlatStageWriter::Encoder {
 
   void run() {
     const lower::FlatStage& stage = w_.stage_;
-    for (const lower::FlatStage::Segment& s : stage.segments()) {
-      const int copies = s.repeated ? stage.micro_batches() : 1;
-      for (int mb = 0; mb < copies; ++mb) {
-        set_number(mb);
-        for (uint32_t t = s.begin; t < s.end; ++t) node(t, mb);
+    for (const lower::FlatStage::Instance& in : stage.instances()) {
+      for (uint32_t t : stage.lists()[in.list].nodes) {
+        // A node written once names micro-batch 0 where it names one (a
+        // gradient sum's first input).
+        set_number(stage.repeated(t) ? in.micro_batch : 0);
+        node(t, in.micro_batch);
       }
     }
     flush();
@@ -136,6 +137,8 @@ class FlatStageWriter::Encoder {
   }
 
   void set_number(int mb) {
+    if (mb == number_of_) return;
+    number_of_ = mb;
     auto [end, ec] = std::to_chars(number_, number_ + sizeof number_, mb);
     number_size_ = static_cast<size_t>(end - number_);
   }
@@ -265,6 +268,7 @@ class FlatStageWriter::Encoder {
   std::vector<uint64_t> deps_;
   char number_[12] = {};
   size_t number_size_ = 0;
+  int number_of_ = -1;  // the micro-batch number_ holds
 };
 
 void FlatStageWriter::write_ranks(const std::vector<RankBinding>& ranks, const Sink& sink) const {

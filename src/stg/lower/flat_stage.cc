@@ -51,37 +51,40 @@ RecvTags recv_tags(const graph::Graph& g, int pp) {
 }
 
 FlatStage::FlatStage(StageGraph one, const RecvTags& tags, int micro_batches,
-                     const FlatSchedule& schedule)
+                     const FlatSchedule& schedule, NodeOrder order)
     : one_(std::move(one)), micro_batches_(micro_batches) {
-  if (micro_batches_ < 1) unsupported(one_.stage, "no micro-batch");
-  split_segments(tags);
-  number_segments();
-  check_dependencies();
+  const int stage = one_.stage;
+  if (micro_batches_ < 1) unsupported(stage, "no micro-batch");
+  const auto n = static_cast<uint32_t>(one_.nodes.size());
+  repeated_.assign(n, false);
+  for (uint32_t i = 0; i < n; ++i) {
+    LoweredNode& node = one_.nodes[i];
+    if (node.id != i) unsupported(stage, "template ids are not 0..n-1 in file order");
+    // The template's own steps ordered its nodes (issue order); the copies'
+    // ctrl_deps are derived.
+    node.ctrl_deps.clear();
+    if (node.micro_batch > 0) unsupported(stage, "a template of more than one micro-batch");
+    repeated_[i] = node.micro_batch == 0;
+  }
+  number_tags(tags);
   plan_schedule(schedule);
+  if (order == NodeOrder::kReference)
+    plan_reference();
+  else
+    plan_issue(schedule);
+  number_nodes();
+  check_dependencies();
 }
 
-void FlatStage::split_segments(const RecvTags& tags) {
+void FlatStage::number_tags(const RecvTags& tags) {
   const auto& nodes = one_.nodes;
-  const auto n = static_cast<uint32_t>(nodes.size());
   const int stage = one_.stage;
   const int pp = static_cast<int>(tags.stages.size());
-  tag0_.assign(n, 0);
-  tag_step_.assign(n, 0);
-  // A segment key: which part of the file (the non-p2p nodes, or the SEND
-  // and RECV of one receiving stage) and whether it repeats.
-  std::vector<std::pair<int, bool>> key(n);
-  bool p2p_seen = false;
-  for (uint32_t i = 0; i < n; ++i) {
+  tag0_.assign(nodes.size(), 0);
+  tag_step_.assign(nodes.size(), 0);
+  for (size_t i = 0; i < nodes.size(); ++i) {
     const LoweredNode& node = nodes[i];
-    if (node.id != i) unsupported(stage, "template ids are not 0..n-1 in file order");
-    if (!node.ctrl_deps.empty()) unsupported(stage, "a template with ctrl_deps");
-    if (node.micro_batch > 0) unsupported(stage, "a template of more than one micro-batch");
-    if (!is_p2p(node)) {
-      if (p2p_seen) unsupported(stage, "a node after the SENDs and RECVs");
-      key[i] = {-1, node.micro_batch == 0};
-      continue;
-    }
-    p2p_seen = true;
+    if (!is_p2p(node)) continue;
     if (node.peer.kind != mesh::Peer::Kind::kStage)
       unsupported(stage, "a SEND/RECV on a mesh axis");
     const int receiver = node.kind == NodeKind::kRecv ? stage : node.peer.stage;
@@ -91,32 +94,168 @@ void FlatStage::split_segments(const RecvTags& tags) {
     if (offset < 0 || offset >= r.count(1))
       unsupported(stage, "a SEND/RECV tag outside its receiver's");
     const bool repeated = offset >= r.before && offset < r.before + r.per_micro_batch;
-    if (repeated != (node.micro_batch == 0))
+    if (repeated != repeated_[i])
       unsupported(stage, "a SEND/RECV whose micro-batch disagrees with its tag");
     const bool after = offset >= r.before + r.per_micro_batch;
     int32_t first = 0;  // the receiver's first tag with all micro-batches
     for (int s = 0; s < receiver; ++s) first += tags.stages[s].count(micro_batches_);
     tag0_[i] = first + offset + (after ? (micro_batches_ - 1) * r.per_micro_batch : 0);
     tag_step_[i] = repeated ? r.per_micro_batch : 0;
-    key[i] = {receiver, repeated};
-    if (i > 0 && is_p2p(nodes[i - 1]) && nodes[i - 1].tag >= node.tag)
-      unsupported(stage, "SENDs and RECVs not in tag order");
-  }
-  segment_of_.assign(n, 0);
-  for (uint32_t i = 0; i < n; ++i) {
-    if (i == 0 || key[i] != key[i - 1]) segments_.push_back({i, i, key[i].second, 0});
-    segments_.back().end = i + 1;
-    segment_of_[i] = static_cast<uint32_t>(segments_.size() - 1);
   }
 }
 
-void FlatStage::number_segments() {
-  uint64_t next = 0;
-  for (Segment& s : segments_) {
-    s.first_id = next;
-    next += s.size() * (s.repeated ? static_cast<uint64_t>(micro_batches_) : 1);
+// Reference order: the nodes of the stage in graph order, then its SENDs and
+// RECVs by tag. Each run of the template's nodes that are all written once,
+// or all once per micro-batch, is a list; a repeated list is written for
+// every micro-batch in place (the passes add a micro-batch's tensors next
+// to it, or append them micro-batch after micro-batch); SENDs and RECVs form
+// runs per receiving stage (whose tags are its RECVs before, in and after
+// the micro-batches).
+void FlatStage::plan_reference() {
+  const auto& nodes = one_.nodes;
+  const auto n = static_cast<uint32_t>(nodes.size());
+  const int stage = one_.stage;
+  list_of_.assign(n, 0);
+  place_of_.assign(n, 0);
+  last_list_of_.assign(n, kNoList);
+  last_place_of_.assign(n, 0);
+  std::pair<int, bool> previous{-2, false};  // (receiving stage or -1, repeated)
+  bool p2p_seen = false;
+  for (uint32_t i = 0; i < n; ++i) {
+    const LoweredNode& node = nodes[i];
+    int part = -1;
+    if (is_p2p(node)) {
+      p2p_seen = true;
+      part = node.kind == NodeKind::kRecv ? stage : node.peer.stage;
+      if (i > 0 && is_p2p(nodes[i - 1]) && nodes[i - 1].tag >= node.tag)
+        unsupported(stage, "SENDs and RECVs not in tag order");
+    } else if (p2p_seen) {
+      unsupported(stage, "a node after the SENDs and RECVs");
+    }
+    const std::pair<int, bool> key{part, repeated_[i]};
+    if (key != previous) lists_.push_back({{}, key.second});
+    previous = key;
+    list_of_[i] = static_cast<uint32_t>(lists_.size() - 1);
+    place_of_[i] = static_cast<uint32_t>(lists_.back().nodes.size());
+    lists_.back().nodes.push_back(i);
   }
+  for (uint32_t l = 0; l < lists_.size(); ++l)
+    for (int mb = 0; mb < (lists_[l].repeated ? micro_batches_ : 1); ++mb)
+      instances_.push_back({l, mb});
+}
+
+// Issue order with a schedule: ready nodes of a stage go out lowest created
+// first, and the ctrl_deps hold each step until the previous one is done,
+// so the file is: what needs nothing (the collectives of weights that did no
+// work: those of no micro-batch, then each micro-batch's), then each step of
+// the schedule, a step being the template's nodes of that step: its compute
+// nodes, the SENDs and collectives issued behind them and the RECVs pulled
+// in before their readers. A node of no micro-batch issued within a step
+// (a gradient sum, its reduction, an update) waits for every micro-batch:
+// it goes with the last micro-batch's copy of that step.
+void FlatStage::plan_issue(const FlatSchedule& schedule) {
+  const auto& nodes = one_.nodes;
+  const auto n = static_cast<uint32_t>(nodes.size());
+  const int stage = one_.stage;
+  if (keys_ == 0) unsupported(stage, "issue order without a pipeline schedule");
+  // Per node: -2 before any step (lead), else the step key it goes with.
+  std::vector<int> phase(n, -2);
+  int current = -2;
+  for (uint32_t i = 0; i < n; ++i) {
+    if (key_of_[i] >= 0) current = key_of_[i];
+    phase[i] = current;
+  }
+  // RECVs (and what reads only them) are pulled in before their reader:
+  // they go with the next step's nodes.
+  std::vector<bool> pulled(n, false);
+  for (uint32_t i = 0; i < n; ++i) {
+    const LoweredNode& node = nodes[i];
+    if (node.kind == NodeKind::kComp || !repeated_[i]) continue;
+    bool all_pulled = node.kind == NodeKind::kRecv;
+    if (!all_pulled && !node.data_deps.empty()) {
+      all_pulled = true;
+      for (uint64_t d : node.data_deps) all_pulled = all_pulled && pulled[d];
+    }
+    pulled[i] = all_pulled;
+  }
+  int next = -2;
+  for (uint32_t i = n; i-- > 0;) {
+    if (key_of_[i] >= 0) next = key_of_[i];
+    if (pulled[i] && next != -2) phase[i] = next;
+  }
+  // Lists: the lead's nodes of no micro-batch, the lead's micro-batch
+  // nodes, and per step key its micro-batch nodes alone and with the nodes
+  // of no micro-batch issued among them (the last copy).
+  lists_.assign(2 + 2 * static_cast<size_t>(keys_), {});
+  lists_[1].repeated = true;
+  for (size_t k = 2; k < lists_.size(); ++k) lists_[k].repeated = true;
+  list_of_.assign(n, 0);
+  place_of_.assign(n, 0);
+  last_list_of_.assign(n, kNoList);
+  last_place_of_.assign(n, 0);
+  auto add = [&](uint32_t list, uint32_t node, bool last) {
+    (last ? last_list_of_ : list_of_)[node] = list;
+    (last ? last_place_of_ : place_of_)[node] = static_cast<uint32_t>(lists_[list].nodes.size());
+    lists_[list].nodes.push_back(node);
+  };
+  for (uint32_t i = 0; i < n; ++i) {
+    if (phase[i] == -2) {
+      if (!repeated_[i] && !lists_[1].nodes.empty())
+        unsupported(stage, "a lead node of no micro-batch after micro-batch ones");
+      add(repeated_[i] ? 1 : 0, i, false);
+      continue;
+    }
+    const auto mid = static_cast<uint32_t>(2 + 2 * phase[i]), last = mid + 1;
+    if (repeated_[i]) add(mid, i, false);
+    add(last, i, repeated_[i]);
+  }
+  if (!lists_[0].nodes.empty()) instances_.push_back({0, 0});
+  if (!lists_[1].nodes.empty())
+    for (int mb = 0; mb < micro_batches_; ++mb) instances_.push_back({1, mb});
+  std::vector<int> seen(keys_, -1);  // per key: the last micro-batch written
+  for (const Step& step : steps(schedule)) {
+    const int key = step.chunk * 2 + (step.backward ? 1 : 0);
+    const auto mid = static_cast<uint32_t>(2 + 2 * key);
+    if (lists_[mid + 1].nodes.empty()) continue;
+    if (step.micro_batch != seen[key] + 1) unsupported(stage, "a step out of micro-batch order");
+    seen[key] = step.micro_batch;
+    instances_.push_back(
+        {step.micro_batch + 1 == micro_batches_ ? mid + 1 : mid, step.micro_batch});
+  }
+  for (int key = 0; key < keys_; ++key)
+    if (!lists_[2 + 2 * key + 1].nodes.empty() && seen[key] + 1 != micro_batches_)
+      unsupported(stage, "a step the schedule does not run for every micro-batch");
+}
+
+void FlatStage::number_nodes() {
+  const auto& nodes = one_.nodes;
+  first_id_.assign(lists_.size(), {});
+  for (size_t l = 0; l < lists_.size(); ++l)
+    first_id_[l].assign(lists_[l].repeated ? micro_batches_ : 1, 0);
+  once_id_.assign(nodes.size(), 0);
+  std::vector<bool> placed(nodes.size(), false);
+  uint64_t next = 0;
+  for (const Instance& in : instances_) {
+    const List& list = lists_[in.list];
+    first_id_[in.list][list.repeated ? in.micro_batch : 0] = next;
+    for (size_t k = 0; k < list.nodes.size(); ++k)
+      if (!repeated_[list.nodes[k]]) {
+        if (placed[list.nodes[k]]) unsupported(one_.stage, "a node written twice");
+        placed[list.nodes[k]] = true;
+        once_id_[list.nodes[k]] = next + k;
+      }
+    next += list.nodes.size();
+  }
+  for (size_t i = 0; i < nodes.size(); ++i)
+    if (!repeated_[i] && !placed[i]) unsupported(one_.stage, "a node never written");
   num_nodes_ = next;
+}
+
+uint64_t FlatStage::id(uint32_t node, int mb) const {
+  if (!repeated_[node]) return once_id_[node];
+  if (last_list_of_[node] != kNoList && mb + 1 == micro_batches_)
+    return first_id_[last_list_of_[node]][mb] + last_place_of_[node];
+  return first_id_[list_of_[node]][mb] + place_of_[node];
 }
 
 // What the derivation assumes of the dependencies: a node of the micro-batch
@@ -135,44 +274,52 @@ void FlatStage::check_dependencies() const {
   std::vector<bool> waits(n, false);
   std::vector<uint32_t> work;
   for (size_t i = 0; i < n; ++i)
-    if (segment_of(static_cast<uint32_t>(i)).repeated) work.push_back(static_cast<uint32_t>(i));
+    if (repeated_[i]) work.push_back(static_cast<uint32_t>(i));
   while (!work.empty()) {
     const uint32_t v = work.back();
     work.pop_back();
     for (uint32_t c : children[v])
-      if (!segment_of(c).repeated && !waits[c]) {
+      if (!repeated_[c] && !waits[c]) {
         waits[c] = true;
         work.push_back(c);
       }
   }
   for (uint32_t i = 0; i < n; ++i) {
-    const bool repeated = segment_of(i).repeated;
     int runs = 0;
     bool in_run = false;
     for (uint64_t d : nodes[i].data_deps) {
-      const bool dep_repeated = segment_of(static_cast<uint32_t>(d)).repeated;
-      if (repeated && !dep_repeated && waits[d])
+      if (repeated_[i] && !repeated_[d] && waits[d])
         unsupported(stage, "a micro-batch node reads a node that waits for all micro-batches");
-      if (!repeated && dep_repeated && !in_run) ++runs;
-      in_run = dep_repeated;
+      if (!repeated_[i] && repeated_[d] && !in_run) ++runs;
+      in_run = repeated_[d];
     }
     if (runs > 1) unsupported(stage, "a node reads the micro-batch in two places");
   }
+}
+
+std::vector<Step> FlatStage::steps(const FlatSchedule& schedule) const {
+  const int chunks = schedule.schedule == Schedule::kInterleaved ? std::max(1, schedule.chunks) : 1;
+  std::vector<Step> out;
+  for (const Step& step :
+       schedule_steps(schedule.schedule, one_.stage, schedule.pp, micro_batches_, chunks))
+    if (step.micro_batch < micro_batches_) out.push_back(step);
+  return out;
 }
 
 void FlatStage::plan_schedule(const FlatSchedule& schedule) {
   const auto& nodes = one_.nodes;
   const auto n = nodes.size();
   source_key_.assign(n, -1);
+  key_of_.assign(n, -1);
   if (schedule.schedule == Schedule::kNone) return;
   const int chunks = schedule.schedule == Schedule::kInterleaved ? std::max(1, schedule.chunks) : 1;
   keys_ = 2 * chunks;
-  std::vector<int> key_of(n, -1);
   for (size_t i = 0; i < n; ++i)
     if (nodes[i].kind == NodeKind::kComp && nodes[i].scheduled) {
       if (nodes[i].chunk < 0 || nodes[i].chunk >= chunks)
         unsupported(one_.stage, "a node of no chunk of the schedule");
-      key_of[i] = nodes[i].chunk * 2 + (nodes[i].backward ? 1 : 0);
+      if (!repeated_[i]) unsupported(one_.stage, "a scheduled node of no micro-batch");
+      key_of_[i] = nodes[i].chunk * 2 + (nodes[i].backward ? 1 : 0);
     }
   // Keys reachable after / before each node (not counting the node).
   const size_t words = (static_cast<size_t>(keys_) + 63) / 64;
@@ -191,16 +338,16 @@ void FlatStage::plan_schedule(const FlatSchedule& schedule) {
   for (auto it = order.rbegin(); it != order.rend(); ++it)
     for (int c : children[*it]) {
       for (size_t w = 0; w < words; ++w) after[*it * words + w] |= after[c * words + w];
-      mark(after, *it, key_of[c]);
+      mark(after, *it, key_of_[c]);
     }
   for (int v : order)
     for (int c : children[v]) {
       for (size_t w = 0; w < words; ++w) before[c * words + w] |= before[v * words + w];
-      mark(before, c, key_of[v]);
+      mark(before, c, key_of_[v]);
     }
   sinks_.assign(keys_, {});
   for (size_t i = 0; i < n; ++i) {
-    const int key = key_of[i];
+    const int key = key_of_[i];
     if (key < 0) continue;
     if (!has(after, i, key)) sinks_[key].push_back(static_cast<uint32_t>(i));
     if (!has(before, i, key)) source_key_[i] = key;
@@ -208,10 +355,9 @@ void FlatStage::plan_schedule(const FlatSchedule& schedule) {
   // The step run before each step, among those with work on this stage.
   previous_step_.assign(static_cast<size_t>(micro_batches_) * keys_, -1);
   int64_t previous = -1;
-  for (const Step& step :
-       schedule_steps(schedule.schedule, one_.stage, schedule.pp, micro_batches_, chunks)) {
+  for (const Step& step : steps(schedule)) {
     const int key = step.chunk * 2 + (step.backward ? 1 : 0);
-    if (step.micro_batch >= micro_batches_ || sinks_[key].empty()) continue;
+    if (sinks_[key].empty()) continue;
     const int64_t here = int64_t{step.micro_batch} * keys_ + key;
     previous_step_[here] = previous;
     previous = here;
@@ -224,19 +370,19 @@ int32_t FlatStage::tag(uint32_t node, int mb) const {
 
 void FlatStage::data_deps(uint32_t node, int mb, std::vector<uint64_t>& out) const {
   const auto& deps = one_.nodes[node].data_deps;
-  if (segment_of(node).repeated) {
+  if (repeated_[node]) {
     for (uint64_t d : deps) out.push_back(id(static_cast<uint32_t>(d), mb));
     return;
   }
   // A node written once: the run of micro-batch dependencies stands for
   // every micro-batch's, micro-batch after micro-batch.
   for (size_t k = 0; k < deps.size(); ++k) {
-    if (!segment_of(static_cast<uint32_t>(deps[k])).repeated) {
+    if (!repeated_[deps[k]]) {
       out.push_back(id(static_cast<uint32_t>(deps[k]), 0));
       continue;
     }
     size_t end = k;
-    while (end < deps.size() && segment_of(static_cast<uint32_t>(deps[end])).repeated) ++end;
+    while (end < deps.size() && repeated_[deps[end]]) ++end;
     for (int m = 0; m < micro_batches_; ++m)
       for (size_t j = k; j < end; ++j) out.push_back(id(static_cast<uint32_t>(deps[j]), m));
     k = end - 1;

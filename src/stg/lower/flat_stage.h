@@ -11,10 +11,16 @@
 // the pipeline schedule's ctrl_deps come from the schedule's step order and
 // the first and last compute nodes of each step of the template.
 //
-// Only the reference node order (NodeOrder::kReference) is derived; a
-// template whose structure the derivation does not cover is refused with
-// FlatUnsupported (the caller then lowers every micro-batch). The run also
-// checks the derivation against a real lowering of two micro-batches
+// Both node orders are derived. Reference order (NodeOrder::kReference):
+// the template's file order splits into segments written once or once per
+// micro-batch in place. Issue order (NodeOrder::kIssue, with a pipeline
+// schedule): the schedule's ctrl_deps make a stage run its steps one after
+// the other, so the file is the template's nodes of each step, step after
+// step in schedule order; what waits for every micro-batch (gradient sums,
+// their reductions, updates) is written with the last step it was issued
+// in. A template whose structure the derivation does not cover is refused
+// with FlatUnsupported (the caller then lowers every micro-batch). The run
+// also checks the derivation against a real lowering of two micro-batches
 // (generate.cc), since it rests on the passes treating every micro-batch
 // alike and appending what they add in micro-batch order.
 #pragma once
@@ -24,6 +30,7 @@
 #include <vector>
 
 #include "stg/graph/graph.h"
+#include "stg/lower/node_order.h"
 #include "stg/lower/schedule.h"
 #include "stg/lower/stage_graph.h"
 
@@ -57,31 +64,36 @@ struct FlatSchedule {
 
 class FlatStage {
  public:
-  struct Segment {
-    uint32_t begin = 0, end = 0;  // template nodes [begin, end)
-    bool repeated = false;        // once per micro-batch, else once
-    uint64_t first_id = 0;        // id of its first node (micro-batch 0's)
-    uint64_t size() const { return end - begin; }
+  // Template nodes written together, in this order: once, or once per
+  // micro-batch (an instance per micro-batch).
+  struct List {
+    std::vector<uint32_t> nodes;
+    bool repeated = false;
+  };
+  struct Instance {
+    uint32_t list = 0;
+    int micro_batch = 0;
   };
 
-  // `one`: the stage lowered from the template graph in reference order
-  // without a schedule. Throws FlatUnsupported.
-  FlatStage(StageGraph one, const RecvTags& tags, int micro_batches, const FlatSchedule& schedule);
+  // `one`: the stage lowered from the template graph in `order`, with the
+  // schedule of one micro-batch (its ctrl_deps are dropped: the copies' are
+  // derived). Throws FlatUnsupported.
+  FlatStage(StageGraph one, const RecvTags& tags, int micro_batches, const FlatSchedule& schedule,
+            NodeOrder order = NodeOrder::kReference);
 
   const StageGraph& one() const { return one_; }
   int micro_batches() const { return micro_batches_; }
-  const std::vector<Segment>& segments() const { return segments_; }
-  const Segment& segment_of(uint32_t node) const { return segments_[segment_of_[node]]; }
+  const std::vector<List>& lists() const { return lists_; }
+  // The file: each instance's list of nodes, for its micro-batch.
+  const std::vector<Instance>& instances() const { return instances_; }
   uint64_t num_nodes() const { return num_nodes_; }
-  // How many times the template node is written (1 or micro_batches).
-  int64_t copies(uint32_t node) const { return segment_of(node).repeated ? micro_batches_ : 1; }
+  // Whether the template node is written once per micro-batch.
+  bool repeated(uint32_t node) const { return repeated_[node]; }
+  int64_t copies(uint32_t node) const { return repeated_[node] ? micro_batches_ : 1; }
 
   // Id of the template node's copy for micro-batch `mb` (any mb for a node
   // written once).
-  uint64_t id(uint32_t node, int mb) const {
-    const Segment& s = segment_of(node);
-    return s.first_id + (node - s.begin) + (s.repeated ? uint64_t(mb) * s.size() : 0);
-  }
+  uint64_t id(uint32_t node, int mb) const;
   // The SEND/RECV tag of the copy for micro-batch `mb`.
   int32_t tag(uint32_t node, int mb) const;
   // Appends the data dependencies of the copy (ids, in trace order).
@@ -90,26 +102,40 @@ class FlatStage {
   void ctrl_deps(uint32_t node, int mb, std::vector<uint64_t>& out) const;
 
  private:
-  void split_segments(const RecvTags& tags);
-  void number_segments();
+  void number_tags(const RecvTags& tags);
+  void plan_reference();
+  void plan_issue(const FlatSchedule& schedule);
+  void number_nodes();
   void check_dependencies() const;
   void plan_schedule(const FlatSchedule& schedule);
+  std::vector<Step> steps(const FlatSchedule& schedule) const;
 
   StageGraph one_;
   int micro_batches_ = 1;
-  std::vector<Segment> segments_;
-  std::vector<uint32_t> segment_of_;
+  std::vector<List> lists_;
+  std::vector<Instance> instances_;
   uint64_t num_nodes_ = 0;
+  std::vector<bool> repeated_;
+  // Where each node's copies are: its list and place in it, and for the
+  // last micro-batch's copy (issue order: that step's list also holds what
+  // waits for all micro-batches) another list and place. Ids: per list and
+  // micro-batch, the id of the instance's first node; per node written
+  // once, its id.
+  static constexpr uint32_t kNoList = ~uint32_t{0};
+  std::vector<uint32_t> list_of_, place_of_, last_list_of_, last_place_of_;
+  std::vector<std::vector<uint64_t>> first_id_;
+  std::vector<uint64_t> once_id_;
 
   // Tags: per template SEND/RECV, its tag for micro-batch 0 and the step
   // per micro-batch (0 for one written once).
   std::vector<int32_t> tag0_, tag_step_;
 
   // Schedule: a step key is chunk * 2 + backward. Per key, the template's
-  // first (sources) and last (sinks) compute nodes of the step; per node
-  // its key when it is a source, else -1; per (mb, key) the step run just
-  // before it that has work here, as mb * keys + key, or -1.
+  // last (sinks) compute nodes of the step; per node its key when it is a
+  // source (a first node), else -1; per (mb, key) the step run just before
+  // it that has work here, as mb * keys + key, or -1.
   int keys_ = 0;
+  std::vector<int> key_of_;  // per node: its step key, -1 if in no step
   std::vector<std::vector<uint32_t>> sinks_;
   std::vector<int> source_key_;
   std::vector<int64_t> previous_step_;

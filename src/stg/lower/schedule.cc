@@ -39,6 +39,13 @@ std::vector<Step> schedule_steps(Schedule schedule, int stage, int pp, int micro
                                               : Step{k, 0, true};
   };
   if (schedule == Schedule::kNone) return steps;
+  if (micro_batches == 1) {
+    // One micro-batch (a flat stage's template; pp 1 when interleaved):
+    // its chunks forward, then backward in reverse, under every schedule.
+    for (int c = 0; c < chunks; ++c) steps.push_back({0, c, false});
+    for (int c = chunks - 1; c >= 0; --c) steps.push_back({0, c, true});
+    return steps;
+  }
   if (schedule == Schedule::kGpipe) {
     for (int k = 0; k < total; ++k) steps.push_back(forward(k));
     for (int k = 0; k < total; ++k) steps.push_back(backward(k));
