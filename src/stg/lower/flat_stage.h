@@ -5,14 +5,14 @@
 // with their own ids, names ("mb<i>." prefixes), tags and dependencies. A
 // FlatStage holds the stage lowered from a graph of one micro-batch (the
 // template: ReplicateMicroBatches::template_of) and derives the rest with
-// arithmetic: the template's file order splits into segments written once
-// (weights, gradient sums, updates) or once per micro-batch, the SEND/RECV
-// tags are renumbered as InsertSendRecv numbers them for the whole run, and
-// the pipeline schedule's ctrl_deps come from the schedule's step order and
-// the first and last compute nodes of each step of the template.
+// arithmetic: the template's nodes fall into lists written once (weights,
+// gradient sums, updates) or once per micro-batch, the SEND/RECV tags are
+// renumbered as InsertSendRecv numbers them for the whole run, and the
+// pipeline schedule's ctrl_deps come from the schedule's step order and the
+// first and last compute nodes of each step of the template.
 //
 // Both node orders are derived. Reference order (NodeOrder::kReference):
-// the template's file order splits into segments written once or once per
+// the template's file order splits into runs written once or once per
 // micro-batch in place. Issue order (NodeOrder::kIssue, with a pipeline
 // schedule): the schedule's ctrl_deps make a stage run its steps one after
 // the other, so the file is the template's nodes of each step, step after
