@@ -262,8 +262,10 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   check_degree("--ep", o.ep);
   const OutputPlan out = resolve_outputs(o);
 
-  // Flat micro-batches where the run allows them (lower/flat_stage.h): the
-  // reference node order of protobuf traces, the graph not dumped.
+  // Flat micro-batches where the run allows them (lower/flat_stage.h):
+  // protobuf traces, the graph not dumped, more micro-batches than the check
+  // lowers, and a node order the flat stage derives (issue order only under
+  // a pipeline schedule).
   const bool want_flat =
       o.flat_micro_batches && o.schema == emit::Schema::kV004 && o.dump_after.empty();
   listen.phase("building the model", 0, "");
