@@ -7,7 +7,8 @@
 #   - the first pipeline stage's ranks with --trace_detail full and sim
 #     (a whole full-detail run writes 15 GB and 31 GB), for the bytes per
 #     second of both detail levels.
-# Reference-mode traces in physical units, as the issue measured them.
+# Reference-mode traces in physical units, as the issue measured them; last,
+# the GPT-3 run under --framework megatron (issue order, no target).
 #
 # Usage: bench/as_trained.sh [RUNS] [--stg PATH] [--scratch DIR]
 set -euo pipefail
@@ -54,3 +55,4 @@ measure "GPT-3 175B, stage 0 (96), sim" 0 0 "${gpt3[@]}" --trace_detail sim --ra
 measure "Llama-3 405B, all 16384 ranks, sim" 15 300 "${llama405[@]}" --trace_detail sim
 measure "Llama-3 405B, stage 0 (1024), full" 0 0 "${llama405[@]}" --trace_detail full --ranks 0-1023
 measure "Llama-3 405B, stage 0 (1024), sim" 0 0 "${llama405[@]}" --trace_detail sim --ranks 0-1023
+measure "GPT-3 175B megatron, all, sim" 0 0 "${gpt3[@]}" --framework megatron --trace_detail sim
