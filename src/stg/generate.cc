@@ -199,11 +199,10 @@ namespace {
 // within half the descriptor limit over all threads.
 int64_t files_open_per_thread(int threads) {
   rlimit limit{};
-  int64_t open_max = 1024;
-  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY)
-    open_max = static_cast<int64_t>(limit.rlim_cur);
-  else if (limit.rlim_cur == RLIM_INFINITY)
-    open_max = 1 << 20;
+  int64_t open_max = 1024;  // when the limit cannot be read
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0)
+    open_max =
+        limit.rlim_cur == RLIM_INFINITY ? int64_t{1} << 20 : static_cast<int64_t>(limit.rlim_cur);
   return std::clamp<int64_t>((open_max - 64) / (2 * std::max(1, threads)), 1, 64);
 }
 

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <cstring>
 
 #include "et_def_v004.pb.h"
 #include "stg/emit/et_v004.h"
@@ -17,14 +16,11 @@ namespace pb = ChakraProtoMsg;
 namespace {
 
 // Protobuf wire tags of the fields encoded by hand.
-constexpr char kIdTag = (1 << 3) | 0;         // Node.id
-constexpr char kNameTag = (2 << 3) | 2;       // Node.name
-constexpr char kTypeTag = (3 << 3) | 0;       // Node.type
-constexpr char kCtrlDepsTag = (4 << 3) | 2;   // Node.ctrl_deps, packed
-constexpr char kDataDepsTag = (5 << 3) | 2;   // Node.data_deps, packed
-constexpr char kNodeAttrTag = (10 << 3) | 2;  // Node.attr
-constexpr char kAttrNameTag = (1 << 3) | 2;   // AttributeProto.name
-constexpr char kAttrInt32Tag = (7 << 3) | 0;  // AttributeProto.int32_val
+constexpr char kIdTag = (1 << 3) | 0;        // Node.id
+constexpr char kNameTag = (2 << 3) | 2;      // Node.name
+constexpr char kTypeTag = (3 << 3) | 0;      // Node.type
+constexpr char kCtrlDepsTag = (4 << 3) | 2;  // Node.ctrl_deps, packed
+constexpr char kDataDepsTag = (5 << 3) | 2;  // Node.data_deps, packed
 // AttributeProto.string_list (field 30, a 2-byte varint tag).
 constexpr char kAttrStringListTag[] = {static_cast<char>(((30 << 3) | 2) | 0x80), 0x01};
 constexpr char kListValueTag = (1 << 3) | 2;  // StringList.values
@@ -36,11 +32,6 @@ size_t varint_size(uint64_t v) {
     ++n;
   }
   return n;
-}
-
-void add_varint(std::string& out, uint64_t v) {
-  char buf[10];
-  out.append(buf, static_cast<size_t>(put_varint(buf, v) - buf));
 }
 
 bool has_hole(std::string_view s) { return s.find(passes::kMicroBatchHole) != s.npos; }
@@ -86,7 +77,7 @@ FlatStageWriter::FlatStageWriter(const lower::FlatStage& stage, TraceDetail deta
         attr.SerializeToString(&bytes);
         const auto offset = static_cast<uint32_t>(blob_.size());
         blob_ += kNodeAttrTag;
-        add_varint(blob_, bytes.size());
+        detail::append_varint(blob_, bytes.size());
         blob_ += bytes;
         const auto size = static_cast<uint32_t>(blob_.size() - offset);
         // Consecutive fixed attributes are copied as one run.
@@ -159,8 +150,8 @@ class FlatStageWriter::Encoder {
     size_t size = 0;
     for (uint64_t v : values) size += varint_size(v);
     body_ += tag;
-    add_varint(body_, size);
-    for (uint64_t v : values) add_varint(body_, v);
+    detail::append_varint(body_, size);
+    for (uint64_t v : values) detail::append_varint(body_, v);
   }
 
   void node(uint32_t t, int mb) {
@@ -171,18 +162,18 @@ class FlatStageWriter::Encoder {
     const uint64_t id = stage.id(t, mb);
     if (id != 0) {
       body_ += kIdTag;
-      add_varint(body_, id);
+      detail::append_varint(body_, id);
     }
     if (!code.name.empty()) {
       text_.clear();
       render(text_, code.name);
       body_ += kNameTag;
-      add_varint(body_, text_.size());
+      detail::append_varint(body_, text_.size());
       body_ += text_;
     }
     if (code.type != 0) {
       body_ += kTypeTag;
-      add_varint(body_, code.type);
+      detail::append_varint(body_, code.type);
     }
     deps_.clear();
     stage.ctrl_deps(t, mb, deps_);
@@ -210,7 +201,7 @@ class FlatStageWriter::Encoder {
     }
     if (var_at_ == std::string::npos) {
       text_.clear();
-      add_varint(text_, body_.size());
+      detail::append_varint(text_, body_.size());
       piece_.add_bytes(text_);
       piece_.add_bytes(body_);
     } else {
@@ -222,18 +213,8 @@ class FlatStageWriter::Encoder {
 
   // AttributeProto {name: "comm_tag", int32_val: tag}.
   void tag(int32_t value) {
-    char attr[24];
-    char* p = attr;
-    *p++ = kAttrNameTag;
-    *p++ = 8;
-    std::memcpy(p, "comm_tag", 8);
-    p += 8;
-    *p++ = kAttrInt32Tag;
-    // int32 values are sign-extended to 64 bits on the wire.
-    p = put_varint(p, static_cast<uint64_t>(static_cast<int64_t>(value)));
-    body_ += kNodeAttrTag;
-    add_varint(body_, static_cast<uint64_t>(p - attr));
-    body_.append(attr, static_cast<size_t>(p - attr));
+    char attr[kMaxVarAttrBytes];
+    body_.append(attr, encode_int32_attr(attr, "comm_tag", value));
   }
 
   // AttributeProto {name, string_list {values}} with the number in place.
@@ -243,18 +224,18 @@ class FlatStageWriter::Encoder {
       value_.clear();
       render(value_, v);
       text_ += kListValueTag;
-      add_varint(text_, value_.size());
+      detail::append_varint(text_, value_.size());
       text_ += value_;
     }
     const size_t attr_size = 1 + varint_size(l.name.size()) + l.name.size() +
                              sizeof kAttrStringListTag + varint_size(text_.size()) + text_.size();
     body_ += kNodeAttrTag;
-    add_varint(body_, attr_size);
+    detail::append_varint(body_, attr_size);
     body_ += kAttrNameTag;
-    add_varint(body_, l.name.size());
+    detail::append_varint(body_, l.name.size());
     body_ += l.name;
     body_.append(kAttrStringListTag, sizeof kAttrStringListTag);
-    add_varint(body_, text_.size());
+    detail::append_varint(body_, text_.size());
     body_ += text_;
   }
 

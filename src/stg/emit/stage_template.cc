@@ -26,7 +26,7 @@ StageTemplate::StageTemplate(const StageGraph& stage, TraceDetail detail) {
   // The variable attribute is cut out: any values do.
   const RankBinding dummy = binding_for_layout(stage.nodes);
   pb::Node node, tail;
-  std::string bytes;
+  std::string head_bytes, tail_bytes;
   for (const LoweredNode& n : stage.nodes) {
     node.Clear();
     const int var_attr = detail::fill_node_v004(node, n, dummy, detail);
@@ -34,26 +34,17 @@ StageTemplate::StageTemplate(const StageGraph& stage, TraceDetail detail) {
       detail::append_delimited(blob_, node);
       continue;
     }
-    const VarAttr key = VarAttr::of(n);
-    VarNode v;
-    v.key = static_cast<uint32_t>(std::find(keys_.begin(), keys_.end(), key) - keys_.begin());
-    if (v.key == keys_.size()) keys_.push_back(key);
     // Attributes are field 10, written after every other field, so the
     // node's bytes split at the variable attribute into the node without
     // it and the following attributes (serialised as a Node of only those).
     tail.Clear();
     for (int i = var_attr + 1; i < node.attr_size(); ++i) *tail.add_attr() = node.attr(i);
     node.mutable_attr()->DeleteSubrange(var_attr, node.attr_size() - var_attr);
-    v.head = blob_.size();
-    bytes.clear();
-    node.SerializeToString(&bytes);
-    v.head_size = static_cast<uint32_t>(bytes.size());
-    blob_ += bytes;
-    bytes.clear();
-    tail.SerializeToString(&bytes);
-    v.tail_size = static_cast<uint32_t>(bytes.size());
-    blob_ += bytes;
-    vars_.push_back(v);
+    head_bytes.clear();
+    node.SerializeToString(&head_bytes);
+    tail_bytes.clear();
+    tail.SerializeToString(&tail_bytes);
+    add_var_node(head_bytes, VarAttr::of(n), tail_bytes);
   }
 }
 

@@ -7,9 +7,7 @@
 namespace stg::emit {
 namespace {
 
-// Protobuf wire tags of the fields written by hand.
-constexpr uint8_t kNodeAttrTag = (10 << 3) | 2;     // Node.attr, length-delimited
-constexpr uint8_t kAttrNameTag = (1 << 3) | 2;      // AttributeProto.name
+// Protobuf wire tags of the values written by hand.
 constexpr uint8_t kAttrInt32Tag = (7 << 3) | 0;     // AttributeProto.int32_val
 constexpr uint16_t kAttrStringTag = (29 << 3) | 2;  // AttributeProto.string_val (2-byte varint)
 
@@ -52,34 +50,47 @@ RankBinding binding_for_layout(const std::vector<LoweredNode>& nodes) {
   return dummy;
 }
 
-size_t encode_var_attr(char* out, const VarAttr& a, const RankBinding& rank) {
-  char attr[40];
-  char* p = attr;
-  const bool is_group = a.kind == VarAttr::Kind::kPgName;
-  const char* name = is_group                            ? "pg_name"
-                     : a.kind == VarAttr::Kind::kCommDst ? "comm_dst"
-                                                         : "comm_src";
-  const size_t name_len = is_group ? 7 : 8;
-  *p++ = static_cast<char>(kAttrNameTag);
-  p = put_varint(p, name_len);
-  p = put_bytes(p, name, name_len);
-  if (is_group) {
-    char digits[20];
-    auto [end, ec] = std::to_chars(digits, digits + sizeof digits, rank.group(a.axis));
-    p = put_varint(p, kAttrStringTag);
-    p = put_varint(p, static_cast<uint64_t>(end - digits));
-    p = put_bytes(p, digits, static_cast<size_t>(end - digits));
-  } else {
-    *p++ = static_cast<char>(kAttrInt32Tag);
-    // int32 values are sign-extended to 64 bits on the wire.
-    const auto peer = static_cast<int32_t>(rank.peer(a.peer));
-    p = put_varint(p, static_cast<uint64_t>(static_cast<int64_t>(peer)));
-  }
+namespace {
+
+// Node.attr framing (tag, length) of the AttributeProto bytes [attr, end).
+size_t frame_attr(char* out, const char* attr, const char* end) {
   char* e = out;
-  *e++ = static_cast<char>(kNodeAttrTag);
-  e = put_varint(e, static_cast<uint64_t>(p - attr));
-  e = put_bytes(e, attr, static_cast<size_t>(p - attr));
+  *e++ = kNodeAttrTag;
+  e = put_varint(e, static_cast<uint64_t>(end - attr));
+  e = put_bytes(e, attr, static_cast<size_t>(end - attr));
   return static_cast<size_t>(e - out);
+}
+
+// AttributeProto.name at `p`; returns the end.
+char* put_name(char* p, std::string_view name) {
+  *p++ = kAttrNameTag;
+  p = put_varint(p, name.size());
+  return put_bytes(p, name.data(), name.size());
+}
+
+}  // namespace
+
+size_t encode_int32_attr(char* out, std::string_view name, int32_t value) {
+  char attr[40];
+  char* p = put_name(attr, name);
+  *p++ = static_cast<char>(kAttrInt32Tag);
+  // int32 values are sign-extended to 64 bits on the wire.
+  p = put_varint(p, static_cast<uint64_t>(static_cast<int64_t>(value)));
+  return frame_attr(out, attr, p);
+}
+
+size_t encode_var_attr(char* out, const VarAttr& a, const RankBinding& rank) {
+  if (a.kind != VarAttr::Kind::kPgName)
+    return encode_int32_attr(out, a.kind == VarAttr::Kind::kCommDst ? "comm_dst" : "comm_src",
+                             static_cast<int32_t>(rank.peer(a.peer)));
+  char attr[40];
+  char* p = put_name(attr, "pg_name");
+  char digits[20];
+  auto [end, ec] = std::to_chars(digits, digits + sizeof digits, rank.group(a.axis));
+  p = put_varint(p, kAttrStringTag);
+  p = put_varint(p, static_cast<uint64_t>(end - digits));
+  p = put_bytes(p, digits, static_cast<size_t>(end - digits));
+  return frame_attr(out, attr, p);
 }
 
 }  // namespace stg::emit

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 #include "stg/lower/stage_graph.h"
@@ -27,6 +28,14 @@ struct VarAttr {
 
 // Room enough for one encoded attribute.
 inline constexpr size_t kMaxVarAttrBytes = 48;
+
+// Protobuf wire tags of the attribute framing written by hand.
+inline constexpr char kNodeAttrTag = (10 << 3) | 2;  // Node.attr, length-delimited
+inline constexpr char kAttrNameTag = (1 << 3) | 2;   // AttributeProto.name
+
+// Writes the Node.attr field of AttributeProto {name, int32_val: value} at
+// `out` (room for kMaxVarAttrBytes) and returns its size.
+size_t encode_int32_attr(char* out, std::string_view name, int32_t value);
 
 // Writes the Node.attr field (tag, length, AttributeProto) of `a` for `rank`
 // at `out` and returns its size. Throws std::out_of_range when `rank` has

@@ -1,7 +1,6 @@
 #include "stg/lower/flat_stage.h"
 
 #include <algorithm>
-#include <map>
 #include <string>
 
 #include "stg/util/graph_algo.h"
@@ -10,6 +9,11 @@ namespace stg::lower {
 namespace {
 
 bool is_p2p(const LoweredNode& n) { return n.kind == NodeKind::kSend || n.kind == NodeKind::kRecv; }
+
+// The stage whose RECV numbering a SEND's or RECV's tag belongs to.
+int receiving_stage(const LoweredNode& n, int stage) {
+  return n.kind == NodeKind::kRecv ? stage : n.peer.stage;
+}
 
 [[noreturn]] void unsupported(int stage, const std::string& why) {
   throw FlatUnsupported("stage " + std::to_string(stage) + ": " + why);
@@ -66,6 +70,10 @@ FlatStage::FlatStage(StageGraph one, const RecvTags& tags, int micro_batches,
     if (node.micro_batch > 0) unsupported(stage, "a template of more than one micro-batch");
     repeated_[i] = node.micro_batch == 0;
   }
+  list_of_.assign(n, 0);
+  place_of_.assign(n, 0);
+  last_list_of_.assign(n, kNoList);
+  last_place_of_.assign(n, 0);
   number_tags(tags);
   plan_schedule(schedule);
   if (order == NodeOrder::kReference)
@@ -82,12 +90,15 @@ void FlatStage::number_tags(const RecvTags& tags) {
   const int pp = static_cast<int>(tags.stages.size());
   tag0_.assign(nodes.size(), 0);
   tag_step_.assign(nodes.size(), 0);
+  // Each stage's first tag with all micro-batches.
+  std::vector<int32_t> first(pp, 0);
+  for (int s = 1; s < pp; ++s) first[s] = first[s - 1] + tags.stages[s - 1].count(micro_batches_);
   for (size_t i = 0; i < nodes.size(); ++i) {
     const LoweredNode& node = nodes[i];
     if (!is_p2p(node)) continue;
     if (node.peer.kind != mesh::Peer::Kind::kStage)
       unsupported(stage, "a SEND/RECV on a mesh axis");
-    const int receiver = node.kind == NodeKind::kRecv ? stage : node.peer.stage;
+    const int receiver = receiving_stage(node, stage);
     if (receiver < 0 || receiver >= pp) unsupported(stage, "a SEND to no stage of the run");
     const RecvTags::Stage& r = tags.stages[receiver];
     const int offset = node.tag - r.first;
@@ -97,9 +108,7 @@ void FlatStage::number_tags(const RecvTags& tags) {
     if (repeated != repeated_[i])
       unsupported(stage, "a SEND/RECV whose micro-batch disagrees with its tag");
     const bool after = offset >= r.before + r.per_micro_batch;
-    int32_t first = 0;  // the receiver's first tag with all micro-batches
-    for (int s = 0; s < receiver; ++s) first += tags.stages[s].count(micro_batches_);
-    tag0_[i] = first + offset + (after ? (micro_batches_ - 1) * r.per_micro_batch : 0);
+    tag0_[i] = first[receiver] + offset + (after ? (micro_batches_ - 1) * r.per_micro_batch : 0);
     tag_step_[i] = repeated ? r.per_micro_batch : 0;
   }
 }
@@ -115,10 +124,6 @@ void FlatStage::plan_reference() {
   const auto& nodes = one_.nodes;
   const auto n = static_cast<uint32_t>(nodes.size());
   const int stage = one_.stage;
-  list_of_.assign(n, 0);
-  place_of_.assign(n, 0);
-  last_list_of_.assign(n, kNoList);
-  last_place_of_.assign(n, 0);
   std::pair<int, bool> previous{-2, false};  // (receiving stage or -1, repeated)
   bool p2p_seen = false;
   for (uint32_t i = 0; i < n; ++i) {
@@ -126,7 +131,7 @@ void FlatStage::plan_reference() {
     int part = -1;
     if (is_p2p(node)) {
       p2p_seen = true;
-      part = node.kind == NodeKind::kRecv ? stage : node.peer.stage;
+      part = receiving_stage(node, stage);
       if (i > 0 && is_p2p(nodes[i - 1]) && nodes[i - 1].tag >= node.tag)
         unsupported(stage, "SENDs and RECVs not in tag order");
     } else if (p2p_seen) {
@@ -189,10 +194,6 @@ void FlatStage::plan_issue(const FlatSchedule& schedule) {
   lists_.assign(2 + 2 * static_cast<size_t>(keys_), {});
   lists_[1].repeated = true;
   for (size_t k = 2; k < lists_.size(); ++k) lists_[k].repeated = true;
-  list_of_.assign(n, 0);
-  place_of_.assign(n, 0);
-  last_list_of_.assign(n, kNoList);
-  last_place_of_.assign(n, 0);
   auto add = [&](uint32_t list, uint32_t node, bool last) {
     (last ? last_list_of_ : list_of_)[node] = list;
     (last ? last_place_of_ : place_of_)[node] = static_cast<uint32_t>(lists_[list].nodes.size());
