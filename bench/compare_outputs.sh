@@ -34,6 +34,10 @@ configs=(
   "--framework megatron --model_type gpt --dp 2 --tp 2 --pp 2 --micro_batch 2 $small --pipeline_schedule 1f1b --trace_detail sim"
   "--framework megatron --model_type gpt --dp 2 --tp 2 --pp 2 --micro_batch 4 $small --pipeline_schedule 1f1b --chakra_schema_version v0.0.1"
   "--framework megatron --model_type llama --dp 2 --tp 2 --pp 2 --kvhead 4 --micro_batch 4 $small --chakra_schema_version json"
+  # memory reports with one and two micro-batches
+  "--model_type gpt --dp 2 --tp 2 --pp 2 --micro_batch 8 $small --print_gpu_vram 1 --pipeline_schedule 1f1b"
+  "--framework megatron --model_type moe --dp 2 --tp 2 --pp 2 --ep 2 --kvhead 4 --micro_batch 16 $small --print_gpu_vram 1"
+  "--model_type llama --dp 2 --tp 2 --pp 2 --kvhead 4 --micro_batch 16 $small --print_gpu_vram 1 --activation_recompute 1"
   # 512 micro-batches, both node orders
   "--model_type gpt --dp 1 --tp 2 --pp 2 --num_stacks 2 --dmodel 64 --dff 256 --head 4 --seq 32 --batch 512 --micro_batch 1 --pipeline_schedule 1f1b"
   "--framework megatron --model_type llama --dp 2 --tp 1 --pp 4 --kvhead 2 --num_stacks 8 --dmodel 64 --dff 256 --head 4 --seq 32 --batch 1024 --micro_batch 2 --pipeline_schedule interleaved --virtual_stages 2"

@@ -1,9 +1,10 @@
-// Flat micro-batches (lower/flat_stage.h, emit/flat_writer.h): a run that
-// lowers one micro-batch per stage and writes the others from it gives the
-// bytes of the run that lowers every micro-batch, over models, pipeline
-// schedules, micro-batch counts (ten and more: "mb10" sorts before "mb2")
-// and the features that add nodes to a micro-batch or to the step; and a
-// structure the derivation does not cover is refused, not guessed.
+// The one lowering path (lower/flat_stage.h, emit/flat_writer.h): a run
+// lowers one micro-batch per stage and writes the others from it; its bytes
+// are those of the full expansion (support/full_expansion.h: every
+// micro-batch lowered, libprotobuf writers), over models, both node orders,
+// pipeline schedules, micro-batch counts and the features that add nodes to
+// a micro-batch or to the step; and a structure the derivation does not
+// cover is refused, not guessed.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -16,6 +17,7 @@
 #include "stg/lower/flat_stage.h"
 #include "stg/options.h"
 #include "support/files.h"
+#include "support/full_expansion.h"
 #include "support/temp_dir.h"
 
 namespace stg {
@@ -146,31 +148,30 @@ std::map<std::string, std::string> files_of(const std::string& dir) {
 
 class FlatMicroBatches : public ::testing::TestWithParam<FlatCase> {};
 
-TEST_P(FlatMicroBatches, SameBytesAndFiguresAsLoweringEveryMicroBatch) {
-  const FlatCase& c = GetParam();
-  TempDir tmp;
-  Options flat = options_for(c, tmp.sub("flat"));
-  flat.print_gpu_vram = true;
-  Options every = flat;
-  every.output_dir = tmp.sub("every");
-  every.flat_micro_batches = false;
-  const RunSummary a = generate(flat);
-  const RunSummary b = generate(every);
-  EXPECT_TRUE(a.flat_micro_batches);
-  EXPECT_FALSE(b.flat_micro_batches);
-  EXPECT_EQ(a.nodes, b.nodes);
-  EXPECT_EQ(a.bytes, b.bytes);
-  EXPECT_EQ(a.step, b.step);
-  EXPECT_EQ(a.memory_report, b.memory_report);
-  const auto left = files_of(flat.output_dir), right = files_of(every.output_dir);
-  ASSERT_EQ(left.size(), right.size());
-  for (const auto& [name, bytes] : left) {
-    const auto it = right.find(name);
-    ASSERT_NE(it, right.end()) << name;
+// generate() (one micro-batch lowered per stage, the others derived) against
+// the full expansion (every micro-batch in the graph and lowered, written
+// with libprotobuf): the same files byte for byte and the same figures.
+void expect_same_as_full_expansion(const Options& o) {
+  const RunSummary run = generate(o);
+  const stg_test::FullExpansion full = stg_test::full_expansion(o);
+  EXPECT_EQ(run.step, full.step);
+  const auto files = files_of(o.output_dir);
+  ASSERT_EQ(files.size(), full.files.size());
+  int64_t bytes = 0;
+  for (const auto& [name, content] : files) {
+    const auto it = full.files.find(name);
+    ASSERT_NE(it, full.files.end()) << name;
+    bytes += static_cast<int64_t>(content.size());
     // Not EXPECT_EQ: a diff of two trace files helps nobody.
-    EXPECT_TRUE(bytes == it->second)
-        << name << " differs (" << bytes.size() << " vs " << it->second.size() << " bytes)";
+    EXPECT_TRUE(content == it->second)
+        << name << " differs (" << content.size() << " vs " << it->second.size() << " bytes)";
   }
+  EXPECT_EQ(run.bytes, bytes);
+}
+
+TEST_P(FlatMicroBatches, SameBytesAndFiguresAsTheFullExpansion) {
+  TempDir tmp;
+  expect_same_as_full_expansion(options_for(GetParam(), tmp.sub("run")));
 }
 
 std::vector<FlatCase> cases() {
@@ -183,29 +184,30 @@ std::vector<FlatCase> cases() {
   const Plan plans[] = {{1, Schedule::kNone, 1},  {2, Schedule::kNone, 1},
                         {2, Schedule::kGpipe, 1}, {2, Schedule::k1F1B, 1},
                         {4, Schedule::k1F1B, 1},  {2, Schedule::kInterleaved, 2}};
+  // One and two micro-batches, few, and more than ten ("mb10" sorts before
+  // "mb2").
+  auto counts = [](const Plan& p) {
+    return p.schedule == Schedule::kInterleaved ? std::vector{2, 4, 12} : std::vector{1, 2, 3, 11};
+  };
   std::vector<FlatCase> out;
   int feature = 0;
   for (const char* model : {"gpt", "llama", "moe"})
     for (const Plan& p : plans)
-      for (int micro_batches :
-           p.schedule == Schedule::kInterleaved ? std::vector{4, 12} : std::vector{3, 11}) {
+      for (int micro_batches : counts(p)) {
         FlatCase c{model, p.pp, p.schedule, p.chunks, micro_batches, feature};
         feature = (feature + 1) % static_cast<int>(std::size(kFeatures));
         out.push_back(c);
       }
-  // Issue order needs a schedule (without one the stage's order is not a
-  // sequence of steps).
+  // Issue order, with and without a schedule (without one, each micro-batch
+  // runs whole before the next: lower/flat_stage.h).
   int megatron_feature = 0;
   for (const char* model : {"gpt", "llama", "moe"})
     for (const Plan& p : plans)
-      if (p.schedule != Schedule::kNone)
-        for (int micro_batches :
-             p.schedule == Schedule::kInterleaved ? std::vector{4, 12} : std::vector{3, 11}) {
-          FlatCase c{model, p.pp, p.schedule, p.chunks, micro_batches, megatron_feature, true};
-          megatron_feature =
-              (megatron_feature + 1) % static_cast<int>(std::size(kMegatronFeatures));
-          out.push_back(c);
-        }
+      for (int micro_batches : counts(p)) {
+        FlatCase c{model, p.pp, p.schedule, p.chunks, micro_batches, megatron_feature, true};
+        megatron_feature = (megatron_feature + 1) % static_cast<int>(std::size(kMegatronFeatures));
+        out.push_back(c);
+      }
   return out;
 }
 
@@ -218,6 +220,21 @@ INSTANTIATE_TEST_SUITE_P(Matrix, FlatMicroBatches, ::testing::ValuesIn(cases()),
                                   (c.megatron ? kMegatronFeatures : kFeatures)[c.feature];
                          });
 
+TEST(FlatMicroBatches, TheSeedModelAndTheOtherFormats) {
+  TempDir tmp;
+  Options o;
+  o.output_dir = tmp.sub("seed");
+  o.dp = o.tp = o.pp = 2;
+  o.pipeline_schedule = lower::Schedule::k1F1B;
+  expect_same_as_full_expansion(o);
+  for (const emit::Schema schema : {emit::Schema::kV001, emit::Schema::kJson}) {
+    Options f = options_for({"llama", 2, lower::Schedule::k1F1B, 1, 3, 0, true},
+                            tmp.sub(schema == emit::Schema::kJson ? "json" : "v001"));
+    f.schema = schema;
+    expect_same_as_full_expansion(f);
+  }
+}
+
 TEST(FlatMicroBatches, PartOfTheRanksIsThePartOfTheWholeRun) {
   TempDir tmp;
   Options whole = options_for({"gpt", 4, lower::Schedule::k1F1B, 1, 11, 0}, tmp.sub("whole"));
@@ -225,24 +242,10 @@ TEST(FlatMicroBatches, PartOfTheRanksIsThePartOfTheWholeRun) {
   part.output_dir = tmp.sub("part");
   part.ranks = "5-9";
   generate(whole);
-  const RunSummary s = generate(part);
-  EXPECT_TRUE(s.flat_micro_batches);
+  generate(part);
   const auto all = files_of(whole.output_dir);
   for (const auto& [name, bytes] : files_of(part.output_dir))
     EXPECT_TRUE(all.at(name) == bytes) << name;
-}
-
-TEST(FlatMicroBatches, NotUsedWhereTheOrderIsNotDerived) {
-  TempDir tmp;
-  // Issue order without a schedule: ready nodes of all micro-batches mix.
-  Options o = options_for({"gpt", 2, lower::Schedule::kNone, 1, 4, 0, true}, tmp.sub("megatron"));
-  EXPECT_FALSE(generate(o).flat_micro_batches);
-  o = options_for({"gpt", 2, lower::Schedule::k1F1B, 1, 4, 0}, tmp.sub("json"));
-  o.schema = emit::Schema::kJson;
-  EXPECT_FALSE(generate(o).flat_micro_batches);
-  // Two micro-batches: the check's own count, nothing to derive.
-  o = options_for({"gpt", 2, lower::Schedule::k1F1B, 1, 2, 0}, tmp.sub("two"));
-  EXPECT_FALSE(generate(o).flat_micro_batches);
 }
 
 // ---- the derivation's own checks, on small lowered stages

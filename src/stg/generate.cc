@@ -9,12 +9,12 @@
 #include <utility>
 
 #include "stg/emit/flat_writer.h"
-#include "stg/emit/stage_template.h"
 #include "stg/emit/trace_writer.h"
 #include "stg/graph/csv_writer.h"
 #include "stg/io/cancel.h"
 #include "stg/io/output_files.h"
 #include "stg/io/output_names.h"
+#include "stg/lower/expand_stage.h"
 #include "stg/lower/flat_stage.h"
 #include "stg/mesh/rank_layout.h"
 #include "stg/models/registry.h"
@@ -122,7 +122,7 @@ OutputPlan resolve_outputs(const Options& o) {
 passes::PassManager build_pipeline(const Options& o, const models::Workload& w, bool flat) {
   passes::PassManager pm;
   if (!w.bindings.empty()) pm.emplace<passes::BindSymbols>(w.bindings);
-  if (flat)
+  if (flat && !w.micro_batch_renames.empty())
     pm.add(std::make_unique<passes::ReplicateMicroBatches>(
         passes::ReplicateMicroBatches::template_of(w.micro_batch_renames)));
   else if (!w.micro_batch_renames.empty())
@@ -195,8 +195,8 @@ std::vector<StageGraph> lower_stages(const graph::Graph& g, const models::Worklo
 
 namespace {
 
-// Rank files a writer thread keeps open at once (flat stages): up to 64,
-// within half the descriptor limit over all threads.
+// Rank files a writer thread keeps open at once: up to 64, within half the
+// descriptor limit over all threads.
 int64_t files_open_per_thread(int threads) {
   rlimit limit{};
   int64_t open_max = 1024;  // when the limit cannot be read
@@ -206,47 +206,187 @@ int64_t files_open_per_thread(int threads) {
   return std::clamp<int64_t>((open_max - 64) / (2 * std::max(1, threads)), 1, 64);
 }
 
-// Micro-batches of the real lowering a flat stage is checked against: two,
-// or one round of the interleaved schedule (it needs a multiple of pp).
-int flat_check_count(const lower::LowerOptions& lo) {
-  return lo.schedule == lower::Schedule::kInterleaved ? std::max(2, lo.pp) : 2;
+void check_dump_after(const Options& o, const models::Workload& w) {
+  if (o.dump_after.empty()) return;
+  const passes::PassManager pipeline = build_pipeline(o, w);
+  std::string names;
+  for (const std::string& n : pipeline.names()) names += (names.empty() ? "" : ", ") + n;
+  require(pipeline.contains(o.dump_after), "--dump_after '" + o.dump_after +
+                                               "' is not a pass of this run: use one of " + names +
+                                               " (see --print_passes)");
 }
 
-// The flat stages derived from `templates` for `count` micro-batches are
-// checked, byte for byte on each stage's first rank, against the stages of
-// a graph with `count` micro-batches lowered as the run without flat stages
-// would: the derivation (lower/flat_stage.h) assumes the passes treat each
-// micro-batch alike, and a model where they do not (a spreadsheet of one's
-// own, say) is then written the slow way instead of wrongly. Throws
-// lower::FlatUnsupported on a difference.
-void check_flat_stages(const Options& o, const lower::LowerOptions& lo, int count,
-                       const std::vector<StageGraph>& templates, const lower::RecvTags& tags,
-                       const lower::FlatSchedule& schedule, const mesh::RankLayout& layout,
-                       int threads, int first_stage, int last_stage) {
+// The graph after pass --dump_after, with every micro-batch (the reference's
+// graph; the run itself lowers one micro-batch per stage).
+std::string dump_graph(const Options& o) {
   models::Workload w = models::build_workload(o);
-  w.micro_batches = count;
   graph::Graph g = std::move(w.model.graph);
   passes::Analyses analyses(w.mesh, w.values);
-  build_pipeline(o, w).run(g, analyses,
-                           [](std::string_view, const graph::Graph&) { io::throw_if_stopped(); });
-  lower::LowerOptions options = lo;
-  options.micro_batches = count;
-  const std::vector<StageGraph> real =
-      lower_stages(g, w, options, threads, first_stage, last_stage);
-  std::string expected, derived;
-  for (int s = first_stage; s <= last_stage; ++s) {
-    const mesh::RankBinding rank = layout.binding(s * layout.ranks_per_stage());
-    expected.clear();
-    emit::StageTemplate(real[s], o.trace_detail).append_rank(expected, rank);
-    const lower::FlatStage stage(templates[s], tags, count, schedule, lo.order);
-    derived.clear();
-    emit::FlatStageWriter(stage, o.trace_detail).write_rank(rank, [&](std::string_view piece) {
-      derived += piece;
-    });
-    if (derived != expected)
-      throw lower::FlatUnsupported("stage " + std::to_string(s) +
-                                   ": the derived micro-batches differ from lowered ones");
+  std::string dump;
+  build_pipeline(o, w, /*flat=*/false)
+      .run(g, analyses, [&](std::string_view pass, const graph::Graph& after) {
+        if (pass == o.dump_after) dump = graph::write_module_csv(after);
+        io::throw_if_stopped();
+      });
+  return dump;
+}
+
+// The stages of a run: each lowered once, from a graph of one micro-batch,
+// with the others derived (lower/flat_stage.h).
+struct LoweredRun {
+  graph::Graph graph;  // after the passes, one micro-batch
+  std::vector<std::optional<lower::FlatStage>> stages;
+};
+
+LoweredRun lower_run(const Options& o, models::Workload& w, const lower::LowerOptions& lo,
+                     int threads, int first_stage, int last_stage, ProgressListener& listen) {
+  LoweredRun run;
+  const passes::PassManager pipeline = build_pipeline(o, w, /*flat=*/true);
+  run.graph = std::move(w.model.graph);
+  passes::Analyses analyses(w.mesh, w.values);
+  listen.phase("running passes", static_cast<int64_t>(pipeline.names().size()), "passes");
+  pipeline.run(run.graph, analyses, [&](std::string_view, const graph::Graph&) {
+    listen.advance(1, 0);
+    io::throw_if_stopped();
+  });
+  listen.phase("lowering", last_stage - first_stage + 1, "stages");
+  lower::LowerOptions one = lo;
+  one.micro_batches = 1;  // under the run's schedule: it orders the template's steps
+  one.order = lower::NodeOrder::kReference;  // the copies' issue order is derived
+  std::vector<StageGraph> templates =
+      lower_stages(run.graph, w, one, threads, first_stage, last_stage);
+  const lower::FlatSchedule schedule{lo.schedule, lo.pp, lo.chunks};
+  run.stages.resize(templates.size());
+  try {
+    const lower::RecvTags tags = lower::recv_tags(run.graph, static_cast<int>(w.mesh.stages()));
+    for (int s = first_stage; s <= last_stage; ++s)
+      run.stages[s].emplace(std::move(templates[s]), tags, w.micro_batches, schedule, lo.order);
+  } catch (const lower::FlatUnsupported& e) {
+    throw UsageError(std::string("the micro-batches of this model cannot be written from one: ") +
+                     e.what() + "; use one micro-batch (--micro_batch equal to --batch)");
   }
+  return run;
+}
+
+struct MemoryReport {
+  std::vector<report::StageMemory> by_stage;
+  std::string text;
+};
+
+MemoryReport memory_report(const Options& o, const models::Workload& w,
+                           const lower::LowerOptions& lo, const graph::Graph& g,
+                           int64_t ranks_per_stage) {
+  MemoryReport out;
+  if (!o.print_gpu_vram.value_or(false)) return out;
+  if (o.megatron()) {
+    report::MegatronMemoryOptions m;
+    m.model = o.model_kind();
+    m.sequence_parallel = o.tpsp.value_or(true);
+    m.recompute = o.recompute();
+    // fp8 training computes in fp8 but keeps bf16 weights (Megatron-LM).
+    m.weight_bytes = std::max(2, static_cast<int>(dtype_bytes(o.dtype.value_or(DType::kBf16))));
+    m.grad_bytes = static_cast<int>(dtype_bytes(o.grad_dtype.value_or(DType::kFp32)));
+    m.zero_stage = w.zero_stage;
+    m.schedule = lo.schedule;
+    m.micro_batches = w.micro_batches;
+    m.chunks = lo.chunks;
+    out.by_stage = report::megatron_memory_by_stage(g, w.mesh, w.values, m);
+    out.text = report::format_megatron_memory(out.by_stage, ranks_per_stage, m.recompute);
+    return out;
+  }
+  report::MemoryOptions m;
+  m.mixed_precision = lo.io.mixed_precision;
+  m.zero_stage = w.zero_stage;
+  m.schedule = lo.schedule;
+  m.micro_batches = w.micro_batches;
+  m.chunks = lo.chunks;
+  out.by_stage = report::memory_by_stage(g, w.mesh, w.values, m);
+  out.text = report::format_memory(out.by_stage, ranks_per_stage);
+  return out;
+}
+
+// What the writers share: where files go and what they add up.
+struct WriteContext {
+  const Options& o;
+  const OutputPlan& out;
+  const mesh::RankLayout& layout;
+  const std::vector<std::optional<lower::FlatStage>>& stages;
+  io::OutputFiles& files;
+  ProgressListener& listen;
+  int threads;
+  std::atomic<int64_t> bytes{0}, nodes{0};
+};
+
+// v0.0.4: ranks of a stage are written in groups, their files open
+// together: each piece of the stage is encoded once per group and spliced
+// for each rank (emit/flat_writer.h).
+void write_v004(WriteContext& c, int64_t first_rank, int64_t last_rank) {
+  std::vector<std::optional<emit::FlatStageWriter>> writers(c.stages.size());
+  for (size_t s = 0; s < c.stages.size(); ++s)
+    if (c.stages[s]) writers[s].emplace(*c.stages[s], c.o.trace_detail);
+  struct Group {
+    int stage;
+    int64_t first, last;
+  };
+  std::vector<Group> groups;
+  const int64_t per_stage = c.layout.ranks_per_stage();
+  const int64_t group_size = files_open_per_thread(c.threads);
+  for (int64_t r = first_rank; r <= last_rank;) {
+    const auto stage = static_cast<int>(r / per_stage);
+    const int64_t last = std::min({last_rank, (stage + 1) * per_stage - 1, r + group_size - 1});
+    groups.push_back({stage, r, last});
+    r = last + 1;
+  }
+  util::parallel_for(0, static_cast<int64_t>(groups.size()), c.threads, [&](int64_t k) {
+    const Group& group = groups[k];
+    std::vector<mesh::RankBinding> bindings;
+    std::vector<io::OutputFiles::File> rank_files;
+    for (int64_t rank = group.first; rank <= group.last; ++rank) {
+      bindings.push_back(c.layout.binding(rank));
+      rank_files.push_back(c.files.open(io::expand_rank(c.out.rank_pattern, rank)));
+    }
+    std::vector<int64_t> sizes(bindings.size(), 0);
+    writers[group.stage]->write_ranks(bindings, [&](size_t i, std::string_view piece) {
+      rank_files[i].append(piece);
+      sizes[i] += static_cast<int64_t>(piece.size());
+    });
+    for (size_t i = 0; i < rank_files.size(); ++i) {
+      rank_files[i].close();
+      c.bytes += sizes[i];
+      c.nodes += static_cast<int64_t>(c.stages[group.stage]->num_nodes());
+      c.listen.advance(1, sizes[i]);
+    }
+  });
+}
+
+// v0.0.1 and JSON: libprotobuf / nlohmann writers of each stage's nodes
+// written out for every micro-batch (lower/expand_stage.h).
+void write_expanded(WriteContext& c, int64_t first_rank, int64_t last_rank) {
+  std::vector<StageGraph> expanded(c.stages.size());
+  util::parallel_for(0, static_cast<int64_t>(c.stages.size()), c.threads, [&](int64_t s) {
+    if (c.stages[s]) expanded[s] = lower::expand(*c.stages[s]);
+  });
+  util::parallel_for(first_rank, last_rank + 1, c.threads, [&](int64_t rank) {
+    const StageGraph& stage = expanded[c.layout.coords_of(rank).stage];
+    std::string content;
+    emit::append_trace(content, stage, c.layout.binding(rank), c.o.schema, c.o.trace_detail);
+    c.files.write(io::expand_rank(c.out.rank_pattern, rank), content);
+    c.bytes += static_cast<int64_t>(content.size());
+    c.nodes += static_cast<int64_t>(stage.nodes.size());
+    c.listen.advance(1, static_cast<int64_t>(content.size()));
+  });
+}
+
+report::StepFigures step_of_run(const std::vector<std::optional<lower::FlatStage>>& stages,
+                                const mesh::Mesh& mesh, int64_t first_rank, int64_t last_rank,
+                                bool physical) {
+  std::vector<report::RankStep> by_stage;
+  for (const auto& stage : stages)
+    by_stage.push_back(stage ? report::stage_step(*stage, mesh) : report::RankStep{});
+  return report::step_figures(by_stage, mesh, first_rank, last_rank,
+                              physical ? "FLOPs and bytes: --units physical"
+                                       : "--units stg: num_ops in multiply-accumulates or "
+                                         "element operations, sizes in elements");
 }
 
 }  // namespace
@@ -260,86 +400,27 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   check_degree("--pp", o.pp);
   check_degree("--ep", o.ep);
   const OutputPlan out = resolve_outputs(o);
-
-  // Flat micro-batches where the run allows them (lower/flat_stage.h):
-  // protobuf traces, the graph not dumped, more micro-batches than the check
-  // lowers, and a node order the flat stage derives (issue order only under
-  // a pipeline schedule).
-  const bool want_flat =
-      o.flat_micro_batches && o.schema == emit::Schema::kV004 && o.dump_after.empty();
   listen.phase("building the model", 0, "");
   models::Workload w = models::build_workload(o);
   const lower::LowerOptions lo = lower_options(o, w);
-  const int check_count = flat_check_count(lo);
-  const bool try_flat =
-      want_flat && w.micro_batches > check_count && !w.micro_batch_renames.empty() &&
-      (lo.order == lower::NodeOrder::kReference || lo.schedule != lower::Schedule::kNone);
-  {
-    const passes::PassManager pipeline = build_pipeline(o, w);
-    if (!o.dump_after.empty())
-      require(
-          pipeline.contains(o.dump_after), "--dump_after '" + o.dump_after +
-                                               "' is not a pass of this run: use one of " +
-                                               [&] {
-                                                 std::string names;
-                                                 for (const std::string& n : pipeline.names())
-                                                   names += (names.empty() ? "" : ", ") + n;
-                                                 return names;
-                                               }() +
-                                               " (see --print_passes)");
-  }
+  check_dump_after(o, w);
   const int threads = thread_count(o);
-
-  // Nothing is written before the staging directory exists (files.prepare());
-  // a stop request (io/cancel.h) is honoured between passes, between stages
-  // and while writing.
-  io::OutputFiles files(out.dir);
-  std::string dump;
-  std::vector<StageGraph> stages;
-  std::vector<std::optional<lower::FlatStage>> flat;
-  graph::Graph g;
   const mesh::RankLayout layout(w.mesh);
   const auto [first_rank, last_rank] = rank_range(o, layout.num_ranks());
   // A part of the ranks (--ranks, --shard) needs only its stages.
   const int first_stage = static_cast<int>(first_rank / layout.ranks_per_stage());
   const int last_stage =
       static_cast<int>(std::max<int64_t>(first_rank, last_rank) / layout.ranks_per_stage());
-  // Runs the passes and lowers the stages; `as_flat`: the template.
-  auto prepare = [&](bool as_flat) {
-    const passes::PassManager pipeline = build_pipeline(o, w, as_flat);
-    g = std::move(w.model.graph);
-    passes::Analyses analyses(w.mesh, w.values);
-    listen.phase("running passes", static_cast<int64_t>(pipeline.names().size()), "passes");
-    pipeline.run(g, analyses, [&](std::string_view pass, const graph::Graph& after) {
-      if (pass == o.dump_after) dump = graph::write_module_csv(after);
-      listen.advance(1, 0);
-      io::throw_if_stopped();
-    });
-    listen.phase("lowering", last_stage - first_stage + 1, "stages");
-    if (!as_flat) {
-      stages = lower_stages(g, w, lo, threads, first_stage, last_stage);
-      return;
-    }
-    lower::LowerOptions one = lo;
-    one.micro_batches = 1;  // under the run's schedule: it orders the template's steps
-    std::vector<StageGraph> templates = lower_stages(g, w, one, threads, first_stage, last_stage);
-    const lower::RecvTags tags = lower::recv_tags(g, static_cast<int>(w.mesh.stages()));
-    const lower::FlatSchedule schedule{lo.schedule, lo.pp, lo.chunks};
-    check_flat_stages(o, lo, check_count, templates, tags, schedule, layout, threads, first_stage,
-                      last_stage);
-    flat.resize(templates.size());
-    for (int s = first_stage; s <= last_stage; ++s)
-      flat[s].emplace(std::move(templates[s]), tags, w.micro_batches, schedule, lo.order);
-  };
+
+  // Nothing is written before the staging directory exists (files.prepare());
+  // a stop request (io/cancel.h) is honoured between passes, between stages
+  // and while writing.
+  io::OutputFiles files(out.dir);
+  LoweredRun run;
+  std::string dump;
   try {
-    try {
-      prepare(try_flat);
-    } catch (const lower::FlatUnsupported&) {
-      // Not a structure the flat stage derives: lower every micro-batch.
-      flat.clear();
-      w = models::build_workload(o);
-      prepare(false);
-    }
+    run = lower_run(o, w, lo, threads, first_stage, last_stage, listen);
+    if (!o.dump_after.empty()) dump = dump_graph(o);
     io::throw_if_stopped();
   } catch (const expr::SizeError& e) {
     throw UsageError(e.what());
@@ -347,7 +428,6 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
     e.append(files.abort());
     throw;
   }
-
   try {
     files.prepare(out.subdirs);
   } catch (const io::OutputError& e) {
@@ -355,46 +435,15 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   }
   RunSummary summary;
   summary.notes = std::move(w.notes);
-  if (o.print_gpu_vram.value_or(false) && o.megatron()) {
-    report::MegatronMemoryOptions m;
-    m.model = o.model_kind();
-    m.sequence_parallel = o.tpsp.value_or(true);
-    m.recompute = o.recompute();
-    // fp8 training computes in fp8 but keeps bf16 weights (Megatron-LM).
-    m.weight_bytes = std::max(2, static_cast<int>(dtype_bytes(o.dtype.value_or(DType::kBf16))));
-    m.grad_bytes = static_cast<int>(dtype_bytes(o.grad_dtype.value_or(DType::kFp32)));
-    m.zero_stage = w.zero_stage;
-    m.schedule = lo.schedule;
-    m.micro_batches = w.micro_batches;
-    m.chunks = lo.chunks;
-    summary.memory = report::megatron_memory_by_stage(g, w.mesh, w.values, m);
-    summary.memory_report =
-        report::format_megatron_memory(summary.memory, layout.ranks_per_stage(), m.recompute);
-  } else if (o.print_gpu_vram.value_or(false)) {
-    report::MemoryOptions m;
-    m.mixed_precision = lo.io.mixed_precision;
-    m.zero_stage = w.zero_stage;
-    m.schedule = lo.schedule;
-    m.micro_batches = w.micro_batches;
-    m.chunks = lo.chunks;
-    summary.memory = report::memory_by_stage(g, w.mesh, w.values, m);
-    summary.memory_report = report::format_memory(summary.memory, layout.ranks_per_stage());
-  }
-  {
-    std::vector<report::RankStep> by_stage;
-    for (const StageGraph& stage : stages) by_stage.push_back(report::stage_step(stage, w.mesh));
-    for (const auto& stage : flat)
-      by_stage.push_back(stage ? report::stage_step(*stage, w.mesh) : report::RankStep{});
-    summary.step =
-        report::step_figures(by_stage, w.mesh, first_rank, last_rank,
-                             lo.kernel_flops ? "FLOPs and bytes: --units physical"
-                                             : "--units stg: num_ops in multiply-accumulates or "
-                                               "element operations, sizes in elements");
-  }
+  MemoryReport memory = memory_report(o, w, lo, run.graph, layout.ranks_per_stage());
+  summary.memory = std::move(memory.by_stage);
+  summary.memory_report = std::move(memory.text);
+  summary.step = step_of_run(run.stages, w.mesh, first_rank, last_rank, lo.kernel_flops);
   summary.ranks = layout.num_ranks();
   summary.comm_group_path = out.comm_group_name;
   const std::string groups = layout.comm_group_json();
-  std::atomic<int64_t> bytes{static_cast<int64_t>(groups.size())}, nodes{0};
+  WriteContext c{o, out, layout, run.stages, files, listen, threads};
+  c.bytes = static_cast<int64_t>(groups.size());
   // Every file goes to the staging directory; commit() moves them into place.
   // On an error or a stop request abort() removes the staging directory and
   // the message says what that left ("...: nothing was written to DIR").
@@ -403,70 +452,13 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
     if (o.shard_index == 0) files.write(out.comm_group_name, groups);
     if (!o.dump_after.empty()) {
       files.write(o.dump_after + ".csv", dump);
-      bytes += static_cast<int64_t>(dump.size());
+      c.bytes += static_cast<int64_t>(dump.size());
     }
-    // v0.0.4: each stage serialised once, ranks only splice in their values.
-    std::vector<emit::StageTemplate> templates;
-    if (o.schema == emit::Schema::kV004)
-      for (const StageGraph& stage : stages) templates.emplace_back(stage, o.trace_detail);
-    std::vector<std::optional<emit::FlatStageWriter>> writers(flat.size());
-    for (size_t s = 0; s < flat.size(); ++s)
-      if (flat[s]) writers[s].emplace(*flat[s], o.trace_detail);
     listen.phase("writing", last_rank - first_rank + 1, "ranks");
-    if (!flat.empty()) {
-      // Ranks of a stage are written in groups, their files open together:
-      // each piece of the stage is encoded once per group and spliced for
-      // each rank (emit/flat_writer.h).
-      struct Group {
-        int stage;
-        int64_t first, last;
-      };
-      std::vector<Group> groups;
-      const int64_t per_stage = layout.ranks_per_stage();
-      const int64_t group_size = files_open_per_thread(threads);
-      for (int64_t r = first_rank; r <= last_rank;) {
-        const auto stage = static_cast<int>(r / per_stage);
-        const int64_t last = std::min({last_rank, (stage + 1) * per_stage - 1, r + group_size - 1});
-        groups.push_back({stage, r, last});
-        r = last + 1;
-      }
-      util::parallel_for(0, static_cast<int64_t>(groups.size()), threads, [&](int64_t k) {
-        const Group& group = groups[k];
-        std::vector<mesh::RankBinding> bindings;
-        std::vector<io::OutputFiles::File> rank_files;
-        for (int64_t rank = group.first; rank <= group.last; ++rank) {
-          bindings.push_back(layout.binding(rank));
-          rank_files.push_back(files.open(io::expand_rank(out.rank_pattern, rank)));
-        }
-        std::vector<int64_t> sizes(bindings.size(), 0);
-        writers[group.stage]->write_ranks(bindings, [&](size_t i, std::string_view piece) {
-          rank_files[i].append(piece);
-          sizes[i] += static_cast<int64_t>(piece.size());
-        });
-        for (size_t i = 0; i < rank_files.size(); ++i) {
-          rank_files[i].close();
-          bytes += sizes[i];
-          nodes += static_cast<int64_t>(flat[group.stage]->num_nodes());
-          listen.advance(1, sizes[i]);
-        }
-      });
-    } else {
-      util::parallel_for(first_rank, last_rank + 1, threads, [&](int64_t rank) {
-        const mesh::RankBinding binding = layout.binding(rank);
-        const int stage_index = static_cast<int>(layout.coords_of(rank).stage);
-        const StageGraph& stage = stages[stage_index];
-        std::string content;
-        if (templates.empty()) {
-          emit::append_trace(content, stage, binding, o.schema, o.trace_detail);
-        } else {
-          templates[stage_index].append_rank(content, binding);
-        }
-        files.write(io::expand_rank(out.rank_pattern, rank), content);
-        bytes += static_cast<int64_t>(content.size());
-        nodes += static_cast<int64_t>(stage.nodes.size());
-        listen.advance(1, static_cast<int64_t>(content.size()));
-      });
-    }
+    if (o.schema == emit::Schema::kV004)
+      write_v004(c, first_rank, last_rank);
+    else
+      write_expanded(c, first_rank, last_rank);
     // A run of every rank replaces an earlier run: its rank files beyond
     // this run's ranks are stale. A --ranks part leaves other ranks' files.
     std::optional<io::RankFiles> stale;
@@ -477,10 +469,9 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
     e.append(files.abort());
     throw;
   }
-  summary.flat_micro_batches = !flat.empty();
   summary.files = last_rank - first_rank + 2 + (o.dump_after.empty() ? 0 : 1);
-  summary.bytes = bytes;
-  summary.nodes = nodes;
+  summary.bytes = c.bytes;
+  summary.nodes = c.nodes;
   return summary;
 }
 

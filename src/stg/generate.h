@@ -1,7 +1,7 @@
 // The library's entry points: the whole run (generate) and its steps, in
 // order, for callers that want one of them (a Python module, tests):
 //   resolve_outputs -> models::build_workload -> build_pipeline + run ->
-//   lower_stages -> write_outputs.
+//   lower_stages -> lower::FlatStage per stage -> the trace writers.
 // Nothing here prints: results and notes come back in RunSummary; progress
 // goes to a listener the caller owns (the command line draws a bar).
 #pragma once
@@ -33,9 +33,6 @@ struct RunSummary {
   // (report/step_figures.h; the CLI prints them with --print_step_figures).
   report::StepFigures step;
   std::vector<std::string> notes;  // flags that had no effect, ...
-  // The micro-batches were written from one lowered micro-batch per stage
-  // (lower/flat_stage.h), not each lowered.
-  bool flat_micro_batches = false;
 };
 
 // Told what a run is doing; advance() is called from writer threads.
@@ -58,8 +55,9 @@ struct OutputPlan {
 OutputPlan resolve_outputs(const Options& o);
 
 // The ordered pass pipeline of a run (`stg --print_passes` prints it).
-// `flat`: with the micro-batch template instead of every micro-batch
-// (lower/flat_stage.h).
+// `flat`: with one micro-batch standing for all (lower/flat_stage.h), as
+// the run lowers it; else with every micro-batch, as the reference builds
+// the graph (--dump_after writes that graph; tests lower it as an oracle).
 passes::PassManager build_pipeline(const Options& o, const models::Workload& w, bool flat = false);
 
 // How one stage is lowered (units, schedule).

@@ -99,10 +99,6 @@ struct Options {
   // Pass pipeline inspection: --dump_after PASS writes the graph after that
   // pass as <output_dir>/<PASS>.csv.
   std::string dump_after;
-  // Lower one micro-batch per stage and write the others from it (memory
-  // flat in micro-batches, lower/flat_stage.h) where the run allows it;
-  // false lowers every micro-batch (same bytes; tests compare the two).
-  bool flat_micro_batches = true;
 
   ModelKind model_kind() const { return model.value_or(ModelKind::kTransformer); }
   bool megatron() const { return framework == Framework::kMegatron; }

@@ -72,16 +72,12 @@ FlatStage::FlatStage(StageGraph one, const RecvTags& tags, int micro_batches,
   }
   list_of_.assign(n, 0);
   place_of_.assign(n, 0);
-  last_list_of_.assign(n, kNoList);
-  last_place_of_.assign(n, 0);
   number_tags(tags);
   plan_schedule(schedule);
-  if (order == NodeOrder::kReference)
-    plan_reference();
-  else
-    plan_issue(schedule);
+  plan_reference();
   number_nodes();
   check_dependencies();
+  if (order == NodeOrder::kIssue) plan_issue();
 }
 
 void FlatStage::number_tags(const RecvTags& tags) {
@@ -149,83 +145,56 @@ void FlatStage::plan_reference() {
       instances_.push_back({l, mb});
 }
 
-// Issue order with a schedule: ready nodes of a stage go out lowest created
-// first, and the ctrl_deps hold each step until the previous one is done,
-// so the file is: what needs nothing (the collectives of weights that did no
-// work: those of no micro-batch, then each micro-batch's), then each step of
-// the schedule, a step being the template's nodes of that step: its compute
-// nodes, the SENDs and collectives issued behind them and the RECVs pulled
-// in before their readers. A node of no micro-batch issued within a step
-// (a gradient sum, its reduction, an update) waits for every micro-batch:
-// it goes with the last micro-batch's copy of that step.
-void FlatStage::plan_issue(const FlatSchedule& schedule) {
-  const auto& nodes = one_.nodes;
-  const auto n = static_cast<uint32_t>(nodes.size());
-  const int stage = one_.stage;
-  if (keys_ == 0) unsupported(stage, "issue order without a pipeline schedule");
-  // Per node: -2 before any step (lead), else the step key it goes with.
-  std::vector<int> phase(n, -2);
-  int current = -2;
-  for (uint32_t i = 0; i < n; ++i) {
-    if (key_of_[i] >= 0) current = key_of_[i];
-    phase[i] = current;
+// Issue order: the copies of the template's nodes, numbered in reference
+// order, are one graph (their data dependencies and the schedule's
+// ctrl_deps), and the one issue-order algorithm (node_order.h) orders it as
+// it orders a stage lowered with every micro-batch: the file is that order,
+// one node at a time. Reference ids stay the nodes' names for id().
+class FlatStage::CopiesGraph : public IssueGraph {
+ public:
+  explicit CopiesGraph(const FlatStage& stage) : stage_(stage) {
+    node_of_.resize(stage.num_nodes_);
+    micro_batch_of_.resize(stage.num_nodes_);
+    for (const Instance& in : stage.instances_)
+      for (uint32_t t : stage.lists_[in.list].nodes) {
+        const uint64_t r = stage.id(t, in.micro_batch);
+        node_of_[r] = t;
+        micro_batch_of_[r] = in.micro_batch;
+      }
   }
-  // RECVs (and what reads only them) are pulled in before their reader:
-  // they go with the next step's nodes.
-  std::vector<bool> pulled(n, false);
-  for (uint32_t i = 0; i < n; ++i) {
-    const LoweredNode& node = nodes[i];
-    if (node.kind == NodeKind::kComp || !repeated_[i]) continue;
-    bool all_pulled = node.kind == NodeKind::kRecv;
-    if (!all_pulled && !node.data_deps.empty()) {
-      all_pulled = true;
-      for (uint64_t d : node.data_deps) all_pulled = all_pulled && pulled[d];
-    }
-    pulled[i] = all_pulled;
+  int size() const override { return static_cast<int>(node_of_.size()); }
+  NodeKind kind(int r) const override { return stage_.one_.nodes[node_of_[r]].kind; }
+  void deps(int r, std::vector<int>& out) const override {
+    scratch_.clear();
+    stage_.data_deps(node_of_[r], micro_batch_of_[r], scratch_);
+    stage_.ctrl_deps(node_of_[r], micro_batch_of_[r], scratch_);
+    for (uint64_t d : scratch_) out.push_back(static_cast<int>(d));
   }
-  int next = -2;
-  for (uint32_t i = n; i-- > 0;) {
-    if (key_of_[i] >= 0) next = key_of_[i];
-    if (pulled[i] && next != -2) phase[i] = next;
+  uint32_t node(int r) const { return node_of_[r]; }
+  int micro_batch(int r) const { return micro_batch_of_[r]; }
+
+ private:
+  const FlatStage& stage_;
+  std::vector<uint32_t> node_of_;
+  std::vector<int> micro_batch_of_;
+  mutable std::vector<uint64_t> scratch_;
+};
+
+void FlatStage::plan_issue() {
+  if (num_nodes_ > static_cast<uint64_t>(INT32_MAX))
+    unsupported(one_.stage, "more than 2^31 nodes in issue order");
+  const CopiesGraph copies(*this);
+  const std::vector<int> order = issue_order(copies);
+  if (order.size() != num_nodes_) unsupported(one_.stage, "a dependency cycle");
+  lists_.clear();
+  for (uint32_t t = 0; t < one_.nodes.size(); ++t) lists_.push_back({{t}, repeated_[t]});
+  instances_.clear();
+  instances_.reserve(order.size());
+  issue_id_.assign(num_nodes_, 0);
+  for (size_t k = 0; k < order.size(); ++k) {
+    issue_id_[order[k]] = k;
+    instances_.push_back({copies.node(order[k]), copies.micro_batch(order[k])});
   }
-  // Lists: the lead's nodes of no micro-batch, the lead's micro-batch
-  // nodes, and per step key its micro-batch nodes alone and with the nodes
-  // of no micro-batch issued among them (the last copy).
-  lists_.assign(2 + 2 * static_cast<size_t>(keys_), {});
-  lists_[1].repeated = true;
-  for (size_t k = 2; k < lists_.size(); ++k) lists_[k].repeated = true;
-  auto add = [&](uint32_t list, uint32_t node, bool last) {
-    (last ? last_list_of_ : list_of_)[node] = list;
-    (last ? last_place_of_ : place_of_)[node] = static_cast<uint32_t>(lists_[list].nodes.size());
-    lists_[list].nodes.push_back(node);
-  };
-  for (uint32_t i = 0; i < n; ++i) {
-    if (phase[i] == -2) {
-      if (!repeated_[i] && !lists_[1].nodes.empty())
-        unsupported(stage, "a lead node of no micro-batch after micro-batch ones");
-      add(repeated_[i] ? 1 : 0, i, false);
-      continue;
-    }
-    const auto mid = static_cast<uint32_t>(2 + 2 * phase[i]), last = mid + 1;
-    if (repeated_[i]) add(mid, i, false);
-    add(last, i, repeated_[i]);
-  }
-  if (!lists_[0].nodes.empty()) instances_.push_back({0, 0});
-  if (!lists_[1].nodes.empty())
-    for (int mb = 0; mb < micro_batches_; ++mb) instances_.push_back({1, mb});
-  std::vector<int> seen(keys_, -1);  // per key: the last micro-batch written
-  for (const Step& step : steps(schedule)) {
-    const int key = step.chunk * 2 + (step.backward ? 1 : 0);
-    const auto mid = static_cast<uint32_t>(2 + 2 * key);
-    if (lists_[mid + 1].nodes.empty()) continue;
-    if (step.micro_batch != seen[key] + 1) unsupported(stage, "a step out of micro-batch order");
-    seen[key] = step.micro_batch;
-    instances_.push_back(
-        {step.micro_batch + 1 == micro_batches_ ? mid + 1 : mid, step.micro_batch});
-  }
-  for (int key = 0; key < keys_; ++key)
-    if (!lists_[2 + 2 * key + 1].nodes.empty() && seen[key] + 1 != micro_batches_)
-      unsupported(stage, "a step the schedule does not run for every micro-batch");
 }
 
 void FlatStage::number_nodes() {
@@ -253,10 +222,9 @@ void FlatStage::number_nodes() {
 }
 
 uint64_t FlatStage::id(uint32_t node, int mb) const {
-  if (!repeated_[node]) return once_id_[node];
-  if (last_list_of_[node] != kNoList && mb + 1 == micro_batches_)
-    return first_id_[last_list_of_[node]][mb] + last_place_of_[node];
-  return first_id_[list_of_[node]][mb] + place_of_[node];
+  const uint64_t reference =
+      repeated_[node] ? first_id_[list_of_[node]][mb] + place_of_[node] : once_id_[node];
+  return issue_id_.empty() ? reference : issue_id_[reference];
 }
 
 // What the derivation assumes of the dependencies: a node of the micro-batch
@@ -396,7 +364,9 @@ void FlatStage::ctrl_deps(uint32_t node, int mb, std::vector<uint64_t>& out) con
   const int64_t previous = previous_step_[static_cast<size_t>(mb) * keys_ + key];
   if (previous < 0) return;
   const int previous_mb = static_cast<int>(previous / keys_);
+  const size_t first = out.size();
   for (uint32_t u : sinks_[previous % keys_]) out.push_back(id(u, previous_mb));
+  std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end());
 }
 
 }  // namespace stg::lower

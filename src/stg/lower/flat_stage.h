@@ -11,18 +11,15 @@
 // pipeline schedule's ctrl_deps come from the schedule's step order and the
 // first and last compute nodes of each step of the template.
 //
-// Both node orders are derived. Reference order (NodeOrder::kReference):
-// the template's file order splits into runs written once or once per
-// micro-batch in place. Issue order (NodeOrder::kIssue, with a pipeline
-// schedule): the schedule's ctrl_deps make a stage run its steps one after
-// the other, so the file is the template's nodes of each step, step after
-// step in schedule order; what waits for every micro-batch (gradient sums,
-// their reductions, updates) is written with the last step it was issued
-// in. A template whose structure the derivation does not cover is refused
-// with FlatUnsupported (the caller then lowers every micro-batch). The run
-// also checks the derivation against a real lowering of two micro-batches
-// (generate.cc), since it rests on the passes treating every micro-batch
-// alike and appending what they add in micro-batch order.
+// The template is lowered in reference order (the order nodes are created
+// in), which the copies keep: the template's file order splits into runs
+// written once or once per micro-batch in place. Issue order
+// (NodeOrder::kIssue) is derived from it: the copies, numbered in reference
+// order, are ordered by the one issue-order algorithm (node_order.h), as a
+// stage lowered with every micro-batch is. A template whose structure the
+// derivation does not cover is refused with FlatUnsupported, naming the
+// rule; tests/flat_micro_batch_test.cc checks the derivation against the
+// full expansion over the configuration matrix.
 #pragma once
 
 #include <cstdint>
@@ -75,9 +72,10 @@ class FlatStage {
     int micro_batch = 0;
   };
 
-  // `one`: the stage lowered from the template graph in `order`, with the
-  // schedule of one micro-batch (its ctrl_deps are dropped: the copies' are
-  // derived). Throws FlatUnsupported.
+  // `one`: the stage lowered from the template graph in reference order,
+  // with the schedule of one micro-batch (its ctrl_deps are dropped: the
+  // copies' are derived); `order`: how the copies are numbered. Throws
+  // FlatUnsupported.
   FlatStage(StageGraph one, const RecvTags& tags, int micro_batches, const FlatSchedule& schedule,
             NodeOrder order = NodeOrder::kReference);
 
@@ -104,7 +102,8 @@ class FlatStage {
  private:
   void number_tags(const RecvTags& tags);
   void plan_reference();
-  void plan_issue(const FlatSchedule& schedule);
+  class CopiesGraph;
+  void plan_issue();
   void number_nodes();
   void check_dependencies() const;
   void plan_schedule(const FlatSchedule& schedule);
@@ -116,15 +115,13 @@ class FlatStage {
   std::vector<Instance> instances_;
   uint64_t num_nodes_ = 0;
   std::vector<bool> repeated_;
-  // Where each node's copies are: its list and place in it, and for the
-  // last micro-batch's copy (issue order: that step's list also holds what
-  // waits for all micro-batches) another list and place. Ids: per list and
+  // Reference ids: per node its list and place in it; per list and
   // micro-batch, the id of the instance's first node; per node written
-  // once, its id.
-  static constexpr uint32_t kNoList = ~uint32_t{0};
-  std::vector<uint32_t> list_of_, place_of_, last_list_of_, last_place_of_;
+  // once, its id. Issue order: the id of each reference id (else empty).
+  std::vector<uint32_t> list_of_, place_of_;
   std::vector<std::vector<uint64_t>> first_id_;
   std::vector<uint64_t> once_id_;
+  std::vector<uint64_t> issue_id_;
 
   // Tags: per template SEND/RECV, its tag for micro-batch 0 and the step
   // per micro-batch (0 for one written once).

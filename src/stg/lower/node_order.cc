@@ -8,10 +8,18 @@ namespace {
 
 class IssueOrder {
  public:
-  IssueOrder(const std::vector<LoweredNode>& nodes, const std::vector<bool>& removed)
-      : nodes_(nodes), removed_(removed), n_(static_cast<int>(nodes.size())) {}
+  explicit IssueOrder(const IssueGraph& g) : g_(g), n_(g.size()) {}
 
   std::vector<int> run() {
+    removed_.assign(n_, false);
+    kind_.assign(n_, NodeKind::kComp);
+    deps_start_.assign(n_ + 1, 0);
+    for (int i = 0; i < n_; ++i) {
+      removed_[i] = g_.removed(i);
+      kind_[i] = g_.kind(i);
+      if (!removed_[i]) g_.deps(i, deps_);
+      deps_start_[i + 1] = deps_.size();
+    }
     children_.assign(n_, {});
     remaining_.assign(n_, 0);
     for (int i = 0; i < n_; ++i)
@@ -46,12 +54,11 @@ class IssueOrder {
   }
 
  private:
-  bool is_compute(int i) const { return nodes_[i].kind == NodeKind::kComp; }
+  bool is_compute(int i) const { return kind_[i] == NodeKind::kComp; }
 
   template <typename F>
   void for_each_dep(int i, const F& f) const {
-    for (uint64_t d : nodes_[i].data_deps) f(static_cast<int>(d));
-    for (uint64_t d : nodes_[i].ctrl_deps) f(static_cast<int>(d));
+    for (size_t k = deps_start_[i]; k < deps_start_[i + 1]; ++k) f(deps_[k]);
   }
 
   // Pulled nodes are placed on demand, right before their first consumer:
@@ -61,7 +68,7 @@ class IssueOrder {
     pulled_.assign(n_, false);
     std::vector<int> pending(remaining_), work;
     for (int i = 0; i < n_; ++i)
-      if (!removed_[i] && nodes_[i].kind == NodeKind::kRecv && pending[i] == 0) {
+      if (!removed_[i] && kind_[i] == NodeKind::kRecv && pending[i] == 0) {
         pulled_[i] = true;
         work.push_back(i);
       }
@@ -96,9 +103,12 @@ class IssueOrder {
       if (!is_compute(c) && !emitted_[c] && remaining_[c] == 0) emit(c);
   }
 
-  const std::vector<LoweredNode>& nodes_;
-  const std::vector<bool>& removed_;
+  const IssueGraph& g_;
   const int n_;
+  std::vector<bool> removed_;
+  std::vector<NodeKind> kind_;
+  std::vector<int> deps_;           // every node's dependencies, node after node
+  std::vector<size_t> deps_start_;  // node i's are deps_[deps_start_[i] .. deps_start_[i+1])
   std::vector<std::vector<int>> children_;
   std::vector<int> remaining_;  // inputs not yet placed
   std::vector<int> blocking_;   // inputs not yet placed that are not pulled
@@ -111,9 +121,32 @@ class IssueOrder {
 
 }  // namespace
 
+std::vector<int> issue_order(const IssueGraph& g) { return IssueOrder(g).run(); }
+
+namespace {
+
+class LoweredIssueGraph : public IssueGraph {
+ public:
+  LoweredIssueGraph(const std::vector<LoweredNode>& nodes, const std::vector<bool>& removed)
+      : nodes_(nodes), removed_(removed) {}
+  int size() const override { return static_cast<int>(nodes_.size()); }
+  bool removed(int i) const override { return removed_[i]; }
+  NodeKind kind(int i) const override { return nodes_[i].kind; }
+  void deps(int i, std::vector<int>& out) const override {
+    for (uint64_t d : nodes_[i].data_deps) out.push_back(static_cast<int>(d));
+    for (uint64_t d : nodes_[i].ctrl_deps) out.push_back(static_cast<int>(d));
+  }
+
+ private:
+  const std::vector<LoweredNode>& nodes_;
+  const std::vector<bool>& removed_;
+};
+
+}  // namespace
+
 std::vector<int> issue_order(const std::vector<LoweredNode>& nodes,
                              const std::vector<bool>& removed) {
-  return IssueOrder(nodes, removed).run();
+  return issue_order(LoweredIssueGraph(nodes, removed));
 }
 
 }  // namespace stg::lower

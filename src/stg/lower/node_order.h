@@ -23,6 +23,24 @@ enum class NodeOrder {
   kIssue,
 };
 
+// A stage's nodes as the issue order reads them: how many, which are
+// compute nodes and RECVs, and each one's dependencies (data and ctrl,
+// indices). The index is the creation order: among ready compute nodes the
+// lowest goes first. A lowered stage is one such graph; a FlatStage's
+// micro-batch copies, numbered in reference order, are another.
+class IssueGraph {
+ public:
+  virtual ~IssueGraph() = default;
+  virtual int size() const = 0;
+  virtual bool removed(int /*i*/) const { return false; }
+  virtual NodeKind kind(int i) const = 0;
+  virtual void deps(int i, std::vector<int>& out) const = 0;  // appends
+};
+
+// The issue order of `g` (indices, parents first), leaving out removed
+// nodes. On a cycle the result stops short.
+std::vector<int> issue_order(const IssueGraph& g);
+
 // The issue order of `nodes` (indices, parents first), leaving out those
 // with `removed[i]`. Dependencies (data and ctrl) must point to kept nodes;
 // among compute nodes that are ready the earliest created comes first. On a

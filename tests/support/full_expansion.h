@@ -1,0 +1,53 @@
+// The test oracle of the one lowering path: a run built the slow way, as
+// the reference builds it (every micro-batch replicated in the graph, every
+// micro-batch lowered) and written with the libprotobuf writers
+// (emit/trace_writer.h). generate() lowers one micro-batch per stage and
+// derives the rest (lower/flat_stage.h); its files must equal these.
+#pragma once
+
+#include <map>
+#include <string>
+#include <utility>
+
+#include "stg/emit/trace_writer.h"
+#include "stg/generate.h"
+#include "stg/io/output_files.h"
+#include "stg/io/output_names.h"
+#include "stg/mesh/rank_layout.h"
+#include "stg/models/registry.h"
+#include "stg/report/stage_figures.h"
+
+namespace stg_test {
+
+struct FullExpansion {
+  std::map<std::string, std::string> files;  // file name -> bytes
+  stg::report::StepFigures step;             // of every rank
+};
+
+inline FullExpansion full_expansion(const stg::Options& o) {
+  using namespace stg;
+  models::Workload w = models::build_workload(o);
+  const lower::LowerOptions lo = lower_options(o, w);
+  graph::Graph g = std::move(w.model.graph);
+  passes::Analyses analyses(w.mesh, w.values);
+  build_pipeline(o, w, /*flat=*/false).run(g, analyses);
+  const std::vector<StageGraph> stages = lower_stages(g, w, lo, 1);
+  const mesh::RankLayout layout(w.mesh);
+  const OutputPlan out = resolve_outputs(o);
+  FullExpansion result;
+  result.files[out.comm_group_name] = layout.comm_group_json();
+  for (int64_t rank = 0; rank < layout.num_ranks(); ++rank) {
+    std::string content;
+    emit::append_trace(content, stages[layout.coords_of(rank).stage], layout.binding(rank),
+                       o.schema, o.trace_detail);
+    result.files[io::expand_rank(out.rank_pattern, rank)] = std::move(content);
+  }
+  result.step =
+      report::step_figures(stages, w.mesh, 0, layout.num_ranks() - 1,
+                           lo.kernel_flops ? "FLOPs and bytes: --units physical"
+                                           : "--units stg: num_ops in multiply-accumulates or "
+                                             "element operations, sizes in elements");
+  return result;
+}
+
+}  // namespace stg_test
