@@ -2,6 +2,7 @@
 // lowering and per-rank serialisation. Built with -DSTG_BUILD_BENCH=ON.
 #include <benchmark/benchmark.h>
 
+#include "stg/emit/flat_writer.h"
 #include "stg/emit/stage_template.h"
 #include "stg/expr/expr.h"
 #include "stg/generate.h"
@@ -62,7 +63,7 @@ BENCHMARK(BM_LowerStage)->Arg(8)->Arg(80)->Unit(benchmark::kMillisecond);
 void BM_SerializeRank(benchmark::State& state) {
   Fixture f(80);
   const stg::StageGraph stage = f.lower();
-  const stg::emit::StageTemplate tmpl(stage);
+  const stg::emit::StageTemplate tmpl = stg::emit::stage_template(stage);
   const stg::mesh::RankLayout layout(f.workload.mesh);
   const stg::mesh::RankBinding binding = layout.binding(1);
   std::string out;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "et_def_v004.pb.h"
+#include "stg/emit/flat_writer.h"
 #include "stg/emit/stage_template.h"
 #include "stg/emit/trace_writer.h"
 #include "stg/expr/values.h"
@@ -805,7 +806,7 @@ TEST(RingOverMeshAxis, JsonPeersAreTheTpNeighbours) {
 
 TEST(RingOverMeshAxis, StageTemplateWritesTheSameBytes) {
   const StageGraph stage = ring_stage();
-  const emit::StageTemplate stage_template(stage);
+  const emit::StageTemplate stage_template = emit::stage_template(stage);
   const mesh::RankLayout layout(ring_mesh());
   for (int64_t r = 0; r < layout.num_ranks(); ++r) {
     std::string direct, templated;

@@ -1,4 +1,4 @@
-// The v0.0.4 template writer (emit::StageTemplate, which serialises a stage
+// The v0.0.4 writer (emit::stage_template: the one encoder, which serialises a stage
 // once and splices each rank's pg_name / comm_dst / comm_src into the bytes)
 // must write exactly the bytes of the libprotobuf writer (emit::append_trace
 // with Schema::kV004). Checked on real graphs, rank by rank:
@@ -32,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "stg/emit/flat_writer.h"
 #include "stg/emit/schema.h"
 #include "stg/emit/stage_template.h"
 #include "stg/emit/trace_writer.h"
@@ -319,7 +320,7 @@ TEST_P(TemplateBytesCase, EveryRankEqualsLibprotobuf) {
 
   // One template per stage, shared by the stage's ranks (as generate does).
   std::vector<StageTemplate> templates;
-  for (const StageGraph& s : stages) templates.emplace_back(s);
+  for (const StageGraph& s : stages) templates.push_back(emit::stage_template(s));
 
   const int64_t per_stage = layout.ranks_per_stage();
   int failures = 0;
@@ -450,7 +451,7 @@ StageGraph axis_peer_stage() {
 
 TEST(TemplateBytesAxisPeers, EveryCoordinateEqualsLibprotobuf) {
   const StageGraph stage = axis_peer_stage();
-  const StageTemplate t(stage);
+  const StageTemplate t = emit::stage_template(stage);
   // A 4 x 3 stage (axis 0 of degree 4, axis 1 of degree 3) of 3 stages.
   const int64_t per_stage = 12;
   int failures = 0;

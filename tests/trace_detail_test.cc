@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "et_def_v004.pb.h"
+#include "stg/emit/flat_writer.h"
 #include "stg/emit/schema.h"
 #include "stg/emit/stage_template.h"
 #include "stg/emit/trace_writer.h"
@@ -279,7 +280,7 @@ void expect_template_equals_libprotobuf(const Options& o, const std::string& wha
   const Lowered l = lower(o);
   for (TraceDetail detail : {TraceDetail::kSim, TraceDetail::kFull}) {
     std::vector<emit::StageTemplate> templates;
-    for (const StageGraph& s : l.stages) templates.emplace_back(s, detail);
+    for (const StageGraph& s : l.stages) templates.push_back(emit::stage_template(s, detail));
     for (size_t r = 0; r < l.bindings.size(); ++r) {
       std::vector<mesh::RankBinding> bindings = {l.bindings[r]};
       // Group ids and peers whose varints take 3, 4, 5 bytes (and ids past
@@ -333,7 +334,7 @@ TEST(TraceDetailTemplate, TransformerWithSpAndFsdpEqualsLibprotobuf) {
 
 TEST(TraceDetailTemplate, UnknownGroupThrowsAndLeavesOutputAlone) {
   const Lowered l = lower(gpt_options());
-  const emit::StageTemplate t(l.stages[0], TraceDetail::kSim);
+  const emit::StageTemplate t = emit::stage_template(l.stages[0], TraceDetail::kSim);
   mesh::RankBinding empty;
   std::string out = "kept";
   EXPECT_THROW(t.append_rank(out, empty), std::out_of_range);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 
 #include "et_def_v004.pb.h"
 #include "stg/emit/et_v004.h"
@@ -99,12 +100,25 @@ FlatStageWriter::FlatStageWriter(const lower::FlatStage& stage, TraceDetail deta
 // Encodes the stage into pieces and hands each out for every rank.
 class FlatStageWriter::Encoder {
  public:
-  Encoder(const FlatStageWriter& w, const std::vector<RankBinding>& ranks, const Sink& sink)
-      : w_(w), ranks_(ranks), sink_(sink) {
+  Encoder(const FlatStageWriter& w, const std::vector<RankBinding>& ranks, const Sink& sink,
+          size_t chunk = kChunk)
+      : w_(w), ranks_(ranks), sink_(sink), chunk_(chunk) {
     piece_.add_bytes(w.metadata_);
   }
 
+  // Every node into one template (no pieces handed out).
+  StageTemplate whole() && {
+    encode();
+    return std::move(piece_);
+  }
+
   void run() {
+    encode();
+    flush();
+  }
+
+ private:
+  void encode() {
     const lower::FlatStage& stage = w_.stage_;
     for (const lower::FlatStage::Instance& in : stage.instances()) {
       for (uint32_t t : stage.lists()[in.list].nodes) {
@@ -114,10 +128,8 @@ class FlatStageWriter::Encoder {
         node(t, in.micro_batch);
       }
     }
-    flush();
   }
 
- private:
   void flush() {
     for (size_t i = 0; i < ranks_.size(); ++i) {
       out_.clear();
@@ -208,7 +220,7 @@ class FlatStageWriter::Encoder {
       const std::string_view body = body_;
       piece_.add_var_node(body.substr(0, var_at_), w_.keys_[var_key_], body.substr(var_at_));
     }
-    if (piece_.size() >= kChunk) flush();
+    if (piece_.size() >= chunk_) flush();
   }
 
   // AttributeProto {name: "comm_tag", int32_val: tag}.
@@ -242,6 +254,7 @@ class FlatStageWriter::Encoder {
   const FlatStageWriter& w_;
   const std::vector<RankBinding>& ranks_;
   const Sink& sink_;
+  const size_t chunk_;
   StageTemplate piece_;
   size_t var_at_ = std::string::npos;  // where the node's variable attribute goes
   uint32_t var_key_ = 0;
@@ -251,6 +264,17 @@ class FlatStageWriter::Encoder {
   size_t number_size_ = 0;
   int number_of_ = -1;  // the micro-batch number_ holds
 };
+
+StageTemplate FlatStageWriter::whole() const {
+  const std::vector<RankBinding> none;
+  const Sink no_sink;
+  return Encoder(*this, none, no_sink, SIZE_MAX).whole();
+}
+
+StageTemplate stage_template(const StageGraph& stage, TraceDetail detail) {
+  const lower::FlatStage one = lower::FlatStage::of_stage(stage);
+  return FlatStageWriter(one, detail).whole();
+}
 
 void FlatStageWriter::write_ranks(const std::vector<RankBinding>& ranks, const Sink& sink) const {
   Encoder(*this, ranks, sink).run();

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "stg/emit/schema.h"
+#include "stg/emit/stage_template.h"
 #include "stg/emit/var_attr.h"
 #include "stg/lower/flat_stage.h"
 
@@ -39,6 +40,9 @@ class FlatStageWriter {
   // std::out_of_range when a node names a group or peer a rank lacks.
   void write_ranks(const std::vector<RankBinding>& ranks, const Sink& sink) const;
   void write_rank(const RankBinding& rank, const std::function<void(std::string_view)>& sink) const;
+  // The whole stage as one template (for a stage of one micro-batch, whose
+  // file is small): ranks then splice in their values.
+  StageTemplate whole() const;
 
  private:
   // Parts of a node after its dependencies, in order: attributes serialised
@@ -69,5 +73,9 @@ class FlatStageWriter {
   std::vector<StringList> lists_;
   std::vector<VarAttr> keys_;
 };
+
+// A lowered stage (any node order, its own tags and ctrl_deps) as one
+// template, encoded by the same writer (lower::FlatStage::of_stage).
+StageTemplate stage_template(const StageGraph& stage, TraceDetail detail = TraceDetail::kFull);
 
 }  // namespace stg::emit

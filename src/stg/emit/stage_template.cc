@@ -21,33 +21,6 @@ char* put_bytes(char* p, const char* src, size_t n) {
 
 }  // namespace
 
-StageTemplate::StageTemplate(const StageGraph& stage, TraceDetail detail) {
-  detail::append_metadata_v004(blob_);
-  // The variable attribute is cut out: any values do.
-  const RankBinding dummy = binding_for_layout(stage.nodes);
-  pb::Node node, tail;
-  std::string head_bytes, tail_bytes;
-  for (const LoweredNode& n : stage.nodes) {
-    node.Clear();
-    const int var_attr = detail::fill_node_v004(node, n, dummy, detail);
-    if (var_attr < 0) {
-      detail::append_delimited(blob_, node);
-      continue;
-    }
-    // Attributes are field 10, written after every other field, so the
-    // node's bytes split at the variable attribute into the node without
-    // it and the following attributes (serialised as a Node of only those).
-    tail.Clear();
-    for (int i = var_attr + 1; i < node.attr_size(); ++i) *tail.add_attr() = node.attr(i);
-    node.mutable_attr()->DeleteSubrange(var_attr, node.attr_size() - var_attr);
-    head_bytes.clear();
-    node.SerializeToString(&head_bytes);
-    tail_bytes.clear();
-    tail.SerializeToString(&tail_bytes);
-    add_var_node(head_bytes, VarAttr::of(n), tail_bytes);
-  }
-}
-
 void StageTemplate::add_var_node(std::string_view head, const VarAttr& key, std::string_view tail) {
   VarNode v;
   v.key = static_cast<uint32_t>(std::find(keys_.begin(), keys_.end(), key) - keys_.begin());

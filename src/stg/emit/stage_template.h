@@ -24,13 +24,11 @@ namespace stg::emit {
 
 class StageTemplate {
  public:
-  explicit StageTemplate(const StageGraph& stage, TraceDetail detail = TraceDetail::kFull);
-
-  // A template built piece by piece (emit/flat_writer.h encodes the nodes
-  // itself): bytes written as they are (framed nodes, the metadata), and
-  // nodes with a variable attribute, given as the encoded node without it
-  // split where it goes (before it: fields 1..5 and the attributes before
-  // it; after it: the attributes after it).
+  // Built piece by piece by the one v0.0.4 encoder (emit/flat_writer.h;
+  // emit::stage_template for a lowered stage): bytes written as they are
+  // (framed nodes, the metadata), and nodes with a variable attribute, given
+  // as the encoded node without it split where it goes (before it: fields
+  // 1..5 and the attributes before it; after it: the attributes after it).
   StageTemplate() = default;
   void add_bytes(std::string_view bytes) { blob_ += bytes; }
   void add_var_node(std::string_view head, const VarAttr& key, std::string_view tail);

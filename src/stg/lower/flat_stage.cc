@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <string>
+#include <unordered_map>
 
 #include "stg/util/graph_algo.h"
 
@@ -78,6 +79,42 @@ FlatStage::FlatStage(StageGraph one, const RecvTags& tags, int micro_batches,
   number_nodes();
   check_dependencies();
   if (order == NodeOrder::kIssue) plan_issue();
+}
+
+FlatStage FlatStage::of_stage(StageGraph stage) {
+  FlatStage out;
+  out.one_ = std::move(stage);
+  const auto n = static_cast<uint32_t>(out.one_.nodes.size());
+  out.repeated_.assign(n, false);
+  out.list_of_.assign(n, 0);
+  out.place_of_.assign(n, 0);
+  out.tag0_.assign(n, 0);
+  out.tag_step_.assign(n, 0);
+  out.once_id_.assign(n, 0);
+  out.lists_.push_back({{}, false});
+  // Ids may be any (a hand-made stage): dependencies become indices, ids
+  // are kept as the nodes' own.
+  std::unordered_map<uint64_t, uint32_t> index;
+  for (uint32_t i = 0; i < n; ++i)
+    if (!index.emplace(out.one_.nodes[i].id, i).second)
+      unsupported(out.one_.stage, "two nodes with one id");
+  for (uint32_t i = 0; i < n; ++i) {
+    LoweredNode& node = out.one_.nodes[i];
+    for (auto* deps : {&node.data_deps, &node.ctrl_deps})
+      for (uint64_t& d : *deps) {
+        const auto it = index.find(d);
+        if (it == index.end()) unsupported(out.one_.stage, "a dependency on no node of the stage");
+        d = it->second;
+      }
+    out.lists_[0].nodes.push_back(i);
+    out.place_of_[i] = i;
+    out.once_id_[i] = node.id;
+    out.tag0_[i] = node.tag;
+  }
+  out.instances_.push_back({0, 0});
+  out.first_id_.assign(1, {0});
+  out.num_nodes_ = n;
+  return out;
 }
 
 void FlatStage::number_tags(const RecvTags& tags) {
@@ -359,6 +396,10 @@ void FlatStage::data_deps(uint32_t node, int mb, std::vector<uint64_t>& out) con
 }
 
 void FlatStage::ctrl_deps(uint32_t node, int mb, std::vector<uint64_t>& out) const {
+  if (keys_ == 0) {  // no schedule derived: the node's own (of_stage; else none)
+    for (uint64_t d : one_.nodes[node].ctrl_deps) out.push_back(id(static_cast<uint32_t>(d), mb));
+    return;
+  }
   const int key = source_key_[node];
   if (key < 0) return;
   const int64_t previous = previous_step_[static_cast<size_t>(mb) * keys_ + key];

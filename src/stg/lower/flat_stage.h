@@ -79,6 +79,11 @@ class FlatStage {
   FlatStage(StageGraph one, const RecvTags& tags, int micro_batches, const FlatSchedule& schedule,
             NodeOrder order = NodeOrder::kReference);
 
+  // A lowered stage written as it is: one micro-batch, its nodes in their
+  // order with their own ids, tags and ctrl_deps (a stage lowered with every
+  // micro-batch, a hand-made stage in a test).
+  static FlatStage of_stage(StageGraph stage);
+
   const StageGraph& one() const { return one_; }
   int micro_batches() const { return micro_batches_; }
   const std::vector<List>& lists() const { return lists_; }
@@ -100,6 +105,7 @@ class FlatStage {
   void ctrl_deps(uint32_t node, int mb, std::vector<uint64_t>& out) const;
 
  private:
+  FlatStage() = default;
   void number_tags(const RecvTags& tags);
   void plan_reference();
   class CopiesGraph;
