@@ -110,7 +110,7 @@ Output read_output(const std::string& dir) {
 }
 
 int64_t total_num_ops(const std::string& dir) {
-  return tools::inspect_dir(dir)["compute"]["num_ops"].get<int64_t>();
+  return tools::inspect_dir(dir).compute.num_ops;
 }
 
 bool ends_with(const std::string& s, const std::string& tail) {

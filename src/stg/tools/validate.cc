@@ -1,7 +1,6 @@
 #include "stg/tools/validate.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <map>
@@ -688,40 +687,6 @@ ValidationReport validate_dir(const std::string& dir, const ValidateOptions& opt
     }
   }
   return finish();
-}
-
-void print_report(const ValidationReport& report) {
-  for (const std::string& note : report.notes) std::printf("validate: note: %s\n", note.c_str());
-  for (int r = 0; r < kNumRules; ++r) {
-    const Rule rule = static_cast<Rule>(r);
-    if (report.counts[r] == 0) continue;
-    int64_t shown = 0;
-    for (const Violation& v : report.shown) {
-      if (v.rule != rule) continue;
-      std::printf("%s %s\n", rule_label(rule), v.message.c_str());
-      ++shown;
-    }
-    std::printf("%s %s: %lld violation%s", rule_label(rule), rule_title(rule),
-                static_cast<long long>(report.counts[r]), report.counts[r] == 1 ? "" : "s");
-    if (shown < report.counts[r]) std::printf(" (%lld shown)", static_cast<long long>(shown));
-    std::printf("\n");
-  }
-  for (const std::string& w : report.warnings) std::printf("W1 %s\n", w.c_str());
-  if (report.zero_time_roots > 0)
-    std::printf(
-        "W1 warning: %lld compute node%s without dependencies run%s in 0 ns under ASTRA-sim's "
-        "roofline (%g TFLOPS, %g GB/s; --peak_tflops, --mem_bw_gbps), which aborts at time 0 "
-        "(EventQueue: get_event_time() > current_time); use larger dimensions\n",
-        static_cast<long long>(report.zero_time_roots), report.zero_time_roots == 1 ? "" : "s",
-        report.zero_time_roots == 1 ? "s" : "", report.roofline.peak_tflops,
-        report.roofline.mem_bw_gbps);
-  // Without any file read, the verdict line carries the only error.
-  if (report.ranks > 0 || report.errors.size() > 1)
-    for (const std::string& e : report.errors)
-      std::fprintf(stderr, "validate: error: %s\n", e.c_str());
-  std::printf("%s\n", report.verdict().c_str());
-  if (report.replay) std::fputs(replay_summary(*report.replay).c_str(), stdout);
-  std::fflush(stdout);
 }
 
 }  // namespace stg::tools
