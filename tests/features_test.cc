@@ -109,9 +109,7 @@ Output read_output(const std::string& dir) {
   return out;
 }
 
-int64_t total_num_ops(const std::string& dir) {
-  return tools::inspect_dir(dir)["compute"]["num_ops"].get<int64_t>();
-}
+int64_t total_num_ops(const std::string& dir) { return tools::inspect_dir(dir).compute.num_ops; }
 
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "cli/inspect_command.h"
+#include "cli/validate_command.h"
 #include "et_def_v001.pb.h"
 #include "et_def_v004.pb.h"
 #include "gtest/gtest.h"
@@ -263,7 +265,7 @@ TEST(Validate, TruncatedFileIsReadError) {
   EXPECT_NE(r.errors[0].find("truncated"), std::string::npos) << dump(r);
   EXPECT_EQ(r.violations(), 0) << dump(r);
   EXPECT_EQ(r.exit_status(), 2);
-  EXPECT_EQ(validate_main({t.dir()}), 2);
+  EXPECT_EQ(::cli::validate_main({t.dir()}), 2);
 }
 
 TEST(Validate, BadVarintIsReadError) {
@@ -477,27 +479,27 @@ TEST(Validate, FileNames) {
 TEST(Validate, MainExitCodes) {
   TraceSet t;
   write_clean(t);
-  EXPECT_EQ(validate_main({t.dir(), "--threads", "1"}), 0);
-  EXPECT_EQ(validate_main({}), 2);
-  EXPECT_EQ(validate_main({t.dir(), "--bogus"}), 2);
-  EXPECT_EQ(validate_main({t.dir(), t.dir()}), 2);  // one directory only
-  EXPECT_EQ(validate_main({t.dir(), "--threads", "many"}), 2);
-  EXPECT_EQ(validate_main({t.dir(), "--show", "-1"}), 2);
-  EXPECT_EQ(validate_main({t.dir(), "--comm_group", ""}), 2);
-  EXPECT_EQ(validate_main({t.dir(), "--replay=1"}), 0);
-  EXPECT_EQ(validate_main({"--help"}), 0);
-  EXPECT_EQ(validate_main({t.dir() + "/nonexistent"}), 2);
+  EXPECT_EQ(::cli::validate_main({t.dir(), "--threads", "1"}), 0);
+  EXPECT_EQ(::cli::validate_main({}), 2);
+  EXPECT_EQ(::cli::validate_main({t.dir(), "--bogus"}), 2);
+  EXPECT_EQ(::cli::validate_main({t.dir(), t.dir()}), 2);  // one directory only
+  EXPECT_EQ(::cli::validate_main({t.dir(), "--threads", "many"}), 2);
+  EXPECT_EQ(::cli::validate_main({t.dir(), "--show", "-1"}), 2);
+  EXPECT_EQ(::cli::validate_main({t.dir(), "--comm_group", ""}), 2);
+  EXPECT_EQ(::cli::validate_main({t.dir(), "--replay=1"}), 0);
+  EXPECT_EQ(::cli::validate_main({"--help"}), 0);
+  EXPECT_EQ(::cli::validate_main({t.dir() + "/nonexistent"}), 2);
   t.write_file("other.json", R"({"1": [0, 1]})");  // a second comm-group file
-  EXPECT_EQ(validate_main({t.dir()}), 2);
-  EXPECT_EQ(validate_main({t.dir(), "--comm_group", t.dir() + "/workload.json"}), 0);
+  EXPECT_EQ(::cli::validate_main({t.dir()}), 2);
+  EXPECT_EQ(::cli::validate_main({t.dir(), "--comm_group", t.dir() + "/workload.json"}), 0);
   t.write_rank(1, {comp(11, {99})});
-  EXPECT_EQ(validate_main({t.dir(), "--comm_group=" + t.dir() + "/other.json"}), 1);
+  EXPECT_EQ(::cli::validate_main({t.dir(), "--comm_group=" + t.dir() + "/other.json"}), 1);
 }
 
 TEST(Inspect, SummarisesASet) {
   TraceSet t;
   write_clean(t);
-  const nlohmann::ordered_json j = inspect_dir(t.dir());
+  const nlohmann::ordered_json j = to_json(inspect_dir(t.dir()));
   EXPECT_TRUE(j["errors"].empty()) << j.dump(1);
   EXPECT_EQ(j["ranks"], 2);
   EXPECT_EQ(j["nodes"]["total"], 9);
@@ -507,12 +509,18 @@ TEST(Inspect, SummarisesASet) {
   EXPECT_EQ(j["collectives"]["by_group_size"]["2"]["count"], 2);
   EXPECT_EQ(j["send"]["size"], 110);
   EXPECT_EQ(j["structure_groups"].size(), 2u);  // the ranks differ in structure
-  EXPECT_EQ(inspect_main({t.dir(), "--json"}), 0);
-  EXPECT_EQ(inspect_main({t.dir(), "--per_rank"}), 0);
-  EXPECT_EQ(inspect_main({}), 2);
-  EXPECT_EQ(inspect_main({t.dir(), "--threads", "x"}), 2);
-  EXPECT_EQ(inspect_main({t.dir(), "--bogus"}), 2);
-  EXPECT_EQ(inspect_main({"--help"}), 0);
+  const InspectReport r = inspect_dir(t.dir());
+  EXPECT_EQ(r.ranks, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(r.nodes.total, 9);
+  EXPECT_EQ(r.nodes_by_kind[static_cast<int>(NodeKind::kComp)].total, 3);
+  EXPECT_EQ(r.collectives.by_group_size.at(2).count, 2);
+  EXPECT_EQ(r.send.size, 110);
+  EXPECT_EQ(::cli::inspect_main({t.dir(), "--json"}), 0);
+  EXPECT_EQ(::cli::inspect_main({t.dir(), "--per_rank"}), 0);
+  EXPECT_EQ(::cli::inspect_main({}), 2);
+  EXPECT_EQ(::cli::inspect_main({t.dir(), "--threads", "x"}), 2);
+  EXPECT_EQ(::cli::inspect_main({t.dir(), "--bogus"}), 2);
+  EXPECT_EQ(::cli::inspect_main({"--help"}), 0);
 }
 
 TEST(Inspect, StructureIgnoresIdsGroupsPeersAndTags) {
@@ -527,7 +535,7 @@ TEST(Inspect, StructureIgnoresIdsGroupsPeersAndTags) {
     t.write_rank(r, nodes);
   }
   EXPECT_EQ(validate_dir(t.dir()).violations(), 0);
-  const nlohmann::ordered_json j = inspect_dir(t.dir());
+  const nlohmann::ordered_json j = to_json(inspect_dir(t.dir()));
   ASSERT_EQ(j["structure_groups"].size(), 1u) << j.dump(1);
   EXPECT_EQ(j["structure_groups"][0]["ranks"], "0-3");
 }
@@ -579,10 +587,10 @@ TEST(Validate, DependencyFreeZeroTimeComputeIsAWarning) {
 TEST(Validate, MainPrintsTheZeroTimeWarningAndKeepsExitZero) {
   TraceSet t;
   write_clean(t);
-  EXPECT_EQ(validate_main({t.dir()}), 0);
-  EXPECT_EQ(validate_main({t.dir(), "--peak_tflops", "1", "--mem_bw_gbps", "1"}), 0);
-  EXPECT_EQ(validate_main({t.dir(), "--peak_tflops", "0"}), 2);
-  EXPECT_EQ(validate_main({t.dir(), "--mem_bw_gbps", "fast"}), 2);
+  EXPECT_EQ(::cli::validate_main({t.dir()}), 0);
+  EXPECT_EQ(::cli::validate_main({t.dir(), "--peak_tflops", "1", "--mem_bw_gbps", "1"}), 0);
+  EXPECT_EQ(::cli::validate_main({t.dir(), "--peak_tflops", "0"}), 2);
+  EXPECT_EQ(::cli::validate_main({t.dir(), "--mem_bw_gbps", "fast"}), 2);
 }
 
 // ---------------------------------------------------------------------------
@@ -601,7 +609,7 @@ TEST(ValidateGenerated, GeneratorOutputIsClean) {
   EXPECT_EQ(r.violations(), 0) << dump(r);
   EXPECT_EQ(r.exit_status(), 0) << dump(r);
   EXPECT_EQ(r.zero_time_roots, 0) << dump(r);
-  const nlohmann::ordered_json j = inspect_dir(out);
+  const nlohmann::ordered_json j = to_json(inspect_dir(out));
   EXPECT_TRUE(j["errors"].empty()) << j.dump(1);
   EXPECT_EQ(j["ranks"], 8);
 }

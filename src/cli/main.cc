@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "help_groups.h"
+#include "inspect_command.h"
 #include "progress_bar.h"
 #include "stg/generate.h"
 #include "stg/io/cancel.h"
@@ -20,9 +21,8 @@
 #include "stg/models/presets.h"
 #include "stg/models/registry.h"
 #include "stg/report/step_figures.h"
-#include "stg/tools/inspect.h"
-#include "stg/tools/validate.h"
 #include "stg/util/closest.h"
+#include "validate_command.h"
 
 namespace {
 
@@ -104,8 +104,8 @@ class StopSignals {
 int dispatch(int argc, char** argv, int (*generate_main)(int, char**)) {
   const std::string command = argc > 1 ? argv[1] : "";
   const std::vector<std::string> rest(argv + std::min(argc, 2), argv + argc);
-  if (command == "validate") return stg::tools::validate_main(rest);
-  if (command == "inspect") return stg::tools::inspect_main(rest);
+  if (command == "validate") return cli::validate_main(rest);
+  if (command == "inspect") return cli::inspect_main(rest);
   if (command == "models") {
     std::fputs(stg::models::models_table().c_str(), stdout);
     return 0;
@@ -334,7 +334,7 @@ int generate_main(int argc, char** argv) {
                   static_cast<long long>(s.ranks), static_cast<long long>(s.files),
                   static_cast<long long>(s.bytes), static_cast<long long>(s.nodes), seconds,
                   o.output_dir.c_str());
-    if (validate) return stg::tools::validate_main({o.output_dir});
+    if (validate) return cli::validate_main({o.output_dir});
     return 0;
   } catch (const stg::UsageError& e) {
     return fail(e.what());

@@ -2,8 +2,6 @@
 
 #include <array>
 #include <cctype>
-#include <charconv>
-#include <climits>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -15,410 +13,19 @@
 #include <vector>
 
 #include "stg/graph/comm.h"
+#include "stg/graph/csv_fields.h"
 #include "stg/graph/op.h"
 #include "stg/util/graph_algo.h"
 
 namespace stg::graph {
 namespace {
 
+using namespace csv;  // the spreadsheet's columns, records and field parsers
 using expr::Expr;
-using expr::Rational;
-
-// ---------------------------------------------------------------------------
-// Columns.
-
-enum Column {
-  kId,
-  kRequireGrads,
-  kX1,
-  kX2,
-  kOpType,
-  kOpAttr,
-  kX1Shape,
-  kX1Hidden,
-  kX2Shape,
-  kX2Hidden,
-  kGradOf,
-  kExtraAttr,
-  kNumColumns,
-};
-
-constexpr std::array<const char*, kNumColumns> kColumnNames = {
-    "id",       "require_grads", "x1",       "x2",        "op_type", "op_attr",
-    "x1_shape", "x1_hidden",     "x2_shape", "x2_hidden", "grad_of", "extra_attr"};
-
-constexpr const char* kExpectedHeader =
-    "id,require_grads,x1,x2,op_type,op_attr,x1_shape,x1_hidden,x2_shape,x2_hidden,grad_of"
-    "[,extra_attr]";
-
-// The comm ops COLL, SEND and RECV are read too (a graph dumped after the
-// passes that insert them has them) but not listed: sheets written by hand,
-// like models, never have them.
-constexpr const char* kValidOps = "T M A E E2 I R B SLICE C CUSTOM S";
-
-// Where an error is: every message names the source, the 1-based row (the
-// header is row 1) and the column.
-struct Where {
-  const std::string* source;
-  int row;
-  std::string column;  // empty: the whole row
-};
-
-[[noreturn]] void fail(const Where& at, const std::string& why) {
-  std::string msg = *at.source + " row " + std::to_string(at.row);
-  if (!at.column.empty()) msg += ", column " + at.column;
-  throw GraphError(msg + ": " + why);
-}
-
-std::string_view trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-// ---------------------------------------------------------------------------
-// CSV records.
-//
-// A small RFC 4180 reader written here: Debian's libcsv-dev (a C library,
-// not installed on our machines) would add a build and CI dependency for
-// these few lines, and libfccp-dev cannot read quoted fields spanning lines.
-// Handles quoted fields (commas, doubled quotes and newlines inside; blanks
-// around the quotes, as hand-edited sheets have, are dropped), CRLF, CR or LF
-// line ends and a leading UTF-8 byte-order mark.
-
-struct Record {
-  int row;  // 1-based record number (a spreadsheet's row)
-  std::vector<std::string> fields;
-};
-
-std::vector<Record> read_records(std::string_view text, const std::string& source) {
-  if (text.substr(0, 3) == "\xEF\xBB\xBF") text.remove_prefix(3);
-  std::vector<Record> records;
-  const size_t n = text.size();
-  size_t i = 0;
-  int row = 0;
-  auto is_end = [](char c) { return c == ',' || c == '\n' || c == '\r'; };
-  while (i < n) {
-    Record rec{++row, {}};
-    for (;;) {
-      std::string field;
-      size_t quote = i;  // blanks before an opening quote are dropped
-      while (quote < n && (text[quote] == ' ' || text[quote] == '\t')) ++quote;
-      if (quote < n && text[quote] == '"') {
-        i = quote + 1;
-        for (;;) {
-          if (i >= n)
-            fail({&source, rec.row, std::to_string(rec.fields.size() + 1)},
-                 "unterminated quoted field");
-          const char c = text[i++];
-          if (c != '"') {
-            field += c;
-          } else if (i < n && text[i] == '"') {
-            field += '"';
-            ++i;
-          } else {
-            break;
-          }
-        }
-        while (i < n && (text[i] == ' ' || text[i] == '\t')) ++i;
-        if (i < n && !is_end(text[i]))
-          fail({&source, rec.row, std::to_string(rec.fields.size() + 1)},
-               "unexpected character '" + std::string(1, text[i]) +
-                   "' after the closing quote of a quoted field");
-      } else {
-        while (i < n && !is_end(text[i])) field += text[i++];
-      }
-      rec.fields.push_back(std::move(field));
-      if (i >= n) break;
-      if (text[i] == ',') {
-        ++i;
-        continue;
-      }
-      i += (text[i] == '\r' && i + 1 < n && text[i + 1] == '\n') ? 2 : 1;  // line end
-      break;
-    }
-    records.push_back(std::move(rec));
-  }
-  return records;
-}
-
-// ---------------------------------------------------------------------------
-// Field parsers.
-
-// The reference parses with sympy, which reads decimals ("0.5"); Expr reads
-// integers only, so a decimal literal becomes an exact fraction "(5/10)".
-std::string rewrite_decimals(std::string_view text) {
-  auto ident = [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; };
-  auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
-  std::string out;
-  size_t i = 0;
-  while (i < text.size()) {
-    const bool starts_number =
-        (digit(text[i]) || (text[i] == '.' && i + 1 < text.size() && digit(text[i + 1]))) &&
-        (i == 0 || !ident(text[i - 1]));
-    if (!starts_number) {
-      out += text[i++];
-      continue;
-    }
-    std::string whole, frac;
-    while (i < text.size() && digit(text[i])) whole += text[i++];
-    if (i < text.size() && text[i] == '.') {
-      ++i;
-      while (i < text.size() && digit(text[i])) frac += text[i++];
-      std::string num = whole + frac;
-      num.erase(0, std::min(num.find_first_not_of('0'), num.size() - 1));
-      out += "(" + num + "/1" + std::string(frac.size(), '0') + ")";
-    } else {
-      out += whole;
-    }
-  }
-  return out;
-}
-
-Expr parse_expr(std::string_view text, const Where& at) {
-  text = trim(text);
-  if (text.empty()) fail(at, "empty expression");
-  const std::string rewritten = rewrite_decimals(text);
-  try {
-    return Expr::parse(rewritten);
-  } catch (const expr::ExprError& e) {
-    // Expr's message quotes the text it parsed; quote the sheet's own.
-    const std::string why = e.what();
-    if (rewritten == text && why.starts_with("cannot parse expression '")) fail(at, why);
-    fail(at, "cannot parse expression '" + std::string(text) + "': " + why);
-  }
-}
-
-// "Batch/dp, Seq/cp, Dmodel" (empty: no such view).
-std::optional<Shape> parse_shape_field(std::string_view text, const Where& at) {
-  text = trim(text);
-  if (text.empty()) return std::nullopt;
-  Shape shape;
-  size_t start = 0;
-  for (;;) {
-    const size_t comma = std::min(text.find(',', start), text.size());
-    const std::string_view dim = trim(text.substr(start, comma - start));
-    if (dim.empty()) fail(at, "empty dimension in shape '" + std::string(text) + "'");
-    shape.push_back(parse_expr(dim, at));
-    if (comma == text.size()) break;
-    start = comma + 1;
-  }
-  return shape;
-}
-
-int parse_int(std::string_view text, const Where& at, const char* what) {
-  text = trim(text);
-  int value = 0;
-  const char* end = text.data() + text.size();
-  auto [ptr, ec] = std::from_chars(text.data() + (!text.empty() && text[0] == '+'), end, value);
-  if (text.empty() || ec != std::errc() || ptr != end)
-    fail(at, std::string("expected an integer ") + what + ", got '" + std::string(text) + "'");
-  return value;
-}
-
-// An element-wise op's operations per element: "5", "0.5", "1/2".
-Rational parse_amplifier(std::string_view text, const Where& at) {
-  if (trim(text).empty()) fail(at, "missing the number of operations per element (e.g. 5)");
-  const Expr e = parse_expr(text, at);
-  if (!e.is_constant())
-    fail(at, "operations per element must be a number, got '" + std::string(trim(text)) + "'");
-  const Rational value = e.evaluate({});
-  if (value < Rational(0))
-    fail(at, "operations per element must not be negative, got '" + std::string(trim(text)) + "'");
-  return value;
-}
-
-// "name" or "name@rev" -> (name, rev).
-std::pair<std::string, int> parse_id(std::string_view text, const Where& at) {
-  text = trim(text);
-  const size_t at_sign = text.find('@');
-  std::string name(text.substr(0, at_sign));
-  if (name.empty())
-    fail(at, "empty tensor id" + (text.empty() ? "" : " in '" + std::string(text) + "'"));
-  int rev = 0;
-  if (at_sign != std::string_view::npos) {
-    const std::string_view rev_text = text.substr(at_sign + 1);
-    if (rev_text.find('@') != std::string_view::npos)
-      fail(at, "tensor id '" + std::string(text) + "' has more than one '@'");
-    rev = parse_int(rev_text, at, "revision after '@'");
-    if (rev < 0) fail(at, "negative revision in tensor id '" + std::string(text) + "'");
-  }
-  return {std::move(name), rev};
-}
-
-// "name" means "name@0".
-std::string canonical_id(std::string_view text, const Where& at) {
-  auto [name, rev] = parse_id(text, at);
-  return name + "@" + std::to_string(rev);
-}
-
-std::optional<Op> op_of(std::string_view code) {
-  static const std::map<std::string, Op, std::less<>> ops = {
-      {"T", Op::kPlaceholder},   {"M", Op::kEinsum},        {"A", Op::kAdd},
-      {"E", Op::kElementwise},   {"E2", Op::kElementwise2}, {"I", Op::kIdentity},
-      {"R", Op::kReshape},       {"B", Op::kBroadcast},     {"SLICE", Op::kSlice},
-      {"C", Op::kConcat},        {"CUSTOM", Op::kCustom},   {"S", Op::kShadow},
-      {"COLL", Op::kCollective}, {"SEND", Op::kSend},       {"RECV", Op::kRecv}};
-  auto it = ops.find(code);
-  if (it == ops.end()) return std::nullopt;
-  return it->second;
-}
-
-// ---------------------------------------------------------------------------
-// stg's extra_attr keys: a JSON form per field type, then the table.
-
 using Json = nlohmann::json;
 
-[[noreturn]] void expected(const std::string& what, const Json& got) {
-  throw std::invalid_argument("expected " + what + ", got " + got.dump());
-}
-
-bool same(const auto& a, const auto& b) { return a == b; }
-bool same(const Placement& a, const Placement& b) { return a.kind == b.kind && a.block == b.block; }
-
-Json encode(bool value) { return value; }
-void decode(const Json& v, bool& out) {
-  if (!v.is_boolean()) expected("true or false", v);
-  out = v.get<bool>();
-}
-
-Json encode(int value) { return value; }
-void decode(const Json& v, int& out) {
-  const bool fits = v.is_number_unsigned() ? v.get<uint64_t>() <= INT_MAX
-                    : v.is_number_integer()
-                        ? v.get<int64_t>() >= INT_MIN && v.get<int64_t>() <= INT_MAX
-                        : false;
-  if (!fits) expected("an integer", v);
-  out = static_cast<int>(v.get<int64_t>());
-}
-
-constexpr std::array<const char*, 4> kRoleNames = {"activation", "weight", "gradient",
-                                                   "update"};  // in Role's order
-Json encode(Role role) { return kRoleNames.at(static_cast<size_t>(role)); }
-void decode(const Json& v, Role& out) {
-  for (size_t r = 0; r < kRoleNames.size(); ++r)
-    if (v.is_string() && v.get<std::string>() == kRoleNames[r]) {
-      out = static_cast<Role>(r);
-      return;
-    }
-  expected(R"("activation", "weight", "gradient" or "update")", v);
-}
-
-// "first", "last", "block:3"; the index of first and last only when not 0.
-constexpr std::array<const char*, 3> kPlacementNames = {"first", "block", "last"};  // Kind order
-Json encode(const Placement& p) {
-  std::string text = kPlacementNames.at(static_cast<size_t>(p.kind));
-  if (p.kind == Placement::Kind::kBlock || p.block != 0) {
-    text += ':';
-    text += std::to_string(p.block);
-  }
-  return text;
-}
-void decode(const Json& v, Placement& out) {
-  const std::string text = v.is_string() ? v.get<std::string>() : "";
-  const std::string_view kind = std::string_view(text).substr(0, text.find(':'));
-  for (size_t k = 0; k < kPlacementNames.size(); ++k) {
-    if (kind != kPlacementNames[k]) continue;
-    int block = 0;
-    if (kind.size() < text.size()) {
-      const char* end = text.data() + text.size();
-      const auto [ptr, ec] = std::from_chars(text.data() + kind.size() + 1, end, block);
-      if (ec != std::errc() || ptr != end || block < 0) break;
-    }
-    out = {static_cast<Placement::Kind>(k), block};
-    return;
-  }
-  expected(R"("first", "last" or "block:<index>")", v);
-}
-
-Json encode(const std::string& text) { return text; }
-void decode(const Json& v, std::string& out) {
-  if (!v.is_string()) expected("a string", v);
-  out = v.get<std::string>();
-}
-
-// "stage:3", "axis:1:+1" (mesh::Peer::str).
-Json encode(const mesh::Peer& peer) { return peer.str(); }
-void decode(const Json& v, mesh::Peer& out) {
-  const std::string text = v.is_string() ? v.get<std::string>() : "";
-  auto number = [&](size_t from, size_t to, int& value) {
-    const char* first = text.data() + from + (from < to && text[from] == '+');
-    const auto [ptr, ec] = std::from_chars(first, text.data() + to, value);
-    return from < to && ec == std::errc() && ptr == text.data() + to;
-  };
-  int a = 0, b = 0;
-  if (text.starts_with("stage:") && number(6, text.size(), a) && a >= 0) {
-    out = mesh::Peer::on_stage(a);
-    return;
-  }
-  const size_t colon = text.find(':', 5);
-  if (text.starts_with("axis:") && colon != std::string::npos && number(5, colon, a) && a >= 0 &&
-      number(colon + 1, text.size(), b)) {
-    out = mesh::Peer::along(a, b);
-    return;
-  }
-  expected(R"("stage:<stage>" or "axis:<axis>:<offset>")", v);
-}
-
-Json encode(const Expr& e) { return e.str(); }
-void decode(const Json& v, Expr& out) {
-  if (v.is_number_integer()) {
-    out = Expr::constant(v.get<int64_t>());
-    return;
-  }
-  if (!v.is_string() || trim(v.get<std::string>()).empty())
-    expected("an expression such as \"4*Seq**2*Dmodel/tp\"", v);
-  const std::string text(trim(v.get<std::string>()));
-  try {
-    out = Expr::parse(rewrite_decimals(text));
-  } catch (const expr::ExprError& e) {
-    throw std::invalid_argument("cannot parse expression '" + text + "': " + e.what());
-  }
-}
-
-// The field at `Path` of `t` (t.*p1.*p2...).
-// clang-format off
-template <auto... Path>
-auto& field(auto& t) { return (t .* ... .* Path); }
-// clang-format on
-
-// The key of the Tensor field at `Path` (member pointers: &Tensor::flops,
-// or &Tensor::comm, &Comm::tag), written and read in the JSON form of its
-// type (the overloads above).
-template <auto... Path>
-constexpr ExtraAttrKey field_key(const char* name) {
-  return {name,
-          [](const Tensor& t, const Tensor& inferred) {
-            return !same(field<Path...>(t), field<Path...>(inferred));
-          },
-          [](const Tensor& t) { return encode(field<Path...>(t)); },
-          [](const Json& v, Tensor& t) { decode(v, field<Path...>(t)); }};
-}
-
-// In the order the writer writes them. A new Tensor field the reference's
-// columns lack: one entry here, and its default in infer_extra_fields. (A
-// collective's type is its op_attr.)
-const ExtraAttrKey kExtraAttrKeys[] = {
-    field_key<&Tensor::role>("role"),
-    field_key<&Tensor::placement>("placement"),
-    field_key<&Tensor::micro_batch>("micro_batch"),
-    field_key<&Tensor::stage>("stage"),
-    field_key<&Tensor::chunk>("chunk"),
-    field_key<&Tensor::backward>("backward"),
-    field_key<&Tensor::transient>("transient"),
-    field_key<&Tensor::view>("view"),
-    field_key<&Tensor::flops>("flops"),
-    field_key<&Tensor::element_bytes>("element_bytes"),
-    field_key<&Tensor::tied>("tied"),
-    field_key<&Tensor::selective_recompute>("selective_recompute"),
-    field_key<&Tensor::comm, &Comm::axis>("comm_axis"),
-    field_key<&Tensor::comm, &Comm::peer>("peer"),
-    field_key<&Tensor::comm, &Comm::tag>("tag"),
-    field_key<&Tensor::comm, &Comm::label>("label"),
-};
-
 const ExtraAttrKey* find_key(std::string_view name) {
-  for (const ExtraAttrKey& key : kExtraAttrKeys)
+  for (const ExtraAttrKey& key : extra_attr_keys())
     if (name == key.name) return &key;
   return nullptr;
 }
@@ -501,35 +108,57 @@ class Reader {
     if (!fresh)
       fail(at(row, kId), "duplicate tensor id '" + f[kId] + "' (first defined in row " +
                              std::to_string(rows_[prior->second].row) + ")");
-
-    if (f[kRequireGrads] == "Y" || f[kRequireGrads] == "y") {
-      t.require_grads = true;
-    } else if (!f[kRequireGrads].empty() && f[kRequireGrads] != "N" && f[kRequireGrads] != "n") {
-      fail(at(row, kRequireGrads), "expected Y or N, got '" + f[kRequireGrads] + "'");
-    }
-
-    const std::optional<Op> op = op_of(f[kOpType]);
-    if (!op)
-      fail(at(row, kOpType), (f[kOpType].empty() ? std::string("missing op type")
-                                                 : "unknown op type '" + f[kOpType] + "'") +
-                                 "; valid op types: " + kValidOps);
-    t.op = *op;
-    const std::string code = op_code(t.op);
-
+    t.require_grads = parse_require_grads(row);
+    t.op = parse_op(row);
     // Views: a hidden column left empty next to a shape means "1".
-    auto view = [&](Column shape_col, Column hidden_col, std::optional<Shape>& shape,
-                    std::optional<Shape>& hidden) {
-      shape = parse_shape_field(f[shape_col], at(row, shape_col));
-      hidden = parse_shape_field(f[hidden_col], at(row, hidden_col));
-      if (hidden && !shape)
-        fail(at(row, hidden_col), std::string(kColumnNames[hidden_col]) + " is given but " +
-                                      kColumnNames[shape_col] + " is empty");
-      if (shape && !hidden) hidden = Shape{Expr::constant(1)};
-    };
-    view(kX1Shape, kX1Hidden, t.x1_shape, t.x1_hidden);
-    view(kX2Shape, kX2Hidden, t.x2_shape, t.x2_hidden);
+    parse_view(row, kX1Shape, kX1Hidden, t.x1_shape, t.x1_hidden);
+    parse_view(row, kX2Shape, kX2Hidden, t.x2_shape, t.x2_hidden);
+    check_inputs(row, t);
+    parse_attr(row, t);
+    check_views(row, t);
+    try {
+      (void)evaluate_op(t);
+    } catch (const std::runtime_error& e) {  // GraphError or ExprError
+      fail(at(row, evaluation_column(t.op)), e.what());
+    }
+    if (!f[kExtraAttr].empty()) row.extra = parse_extra_attr(row);
+    return t;
+  }
 
-    // Inputs each op takes (ids are resolved in pass 2).
+  bool parse_require_grads(const Row& row) const {
+    const std::string& text = row.f[kRequireGrads];
+    if (text == "Y" || text == "y") return true;
+    if (!text.empty() && text != "N" && text != "n")
+      fail(at(row, kRequireGrads), "expected Y or N, got '" + text + "'");
+    return false;
+  }
+
+  Op parse_op(const Row& row) const {
+    const std::string& code = row.f[kOpType];
+    const std::optional<Op> op = op_of(code);
+    if (!op)
+      fail(at(row, kOpType),
+           (code.empty() ? std::string("missing op type") : "unknown op type '" + code + "'") +
+               "; valid op types: " + kValidOps);
+    return *op;
+  }
+
+  // A view's shape and hidden columns; a hidden column left empty next to a
+  // shape means "1".
+  void parse_view(const Row& row, Column shape_col, Column hidden_col, std::optional<Shape>& shape,
+                  std::optional<Shape>& hidden) const {
+    shape = parse_shape_field(row.f[shape_col], at(row, shape_col));
+    hidden = parse_shape_field(row.f[hidden_col], at(row, hidden_col));
+    if (hidden && !shape)
+      fail(at(row, hidden_col), std::string(kColumnNames[hidden_col]) + " is given but " +
+                                    kColumnNames[shape_col] + " is empty");
+    if (shape && !hidden) hidden = Shape{Expr::constant(1)};
+  }
+
+  // The inputs and views each op takes (ids are resolved in pass 2).
+  void check_inputs(const Row& row, const Tensor& t) const {
+    const auto& f = row.f;
+    const std::string code = op_code(t.op);
     enum Need { kNo, kOptional, kYes };
     Need x1 = kYes, x2 = kNo, x2_shape = kNo;
     switch (t.op) {
@@ -567,16 +196,6 @@ class Reader {
       fail(at(row, kX2Shape), "op " + code + " needs x2_shape");
     if (t.x2_shape && (x2_shape == kNo || (x2_shape == kOptional && f[kX2].empty())))
       fail(at(row, kX2Shape), "op " + code + " has no second view; x2_shape must be empty");
-
-    parse_attr(row, t);
-    check_views(row, t);
-    try {
-      (void)evaluate_op(t);
-    } catch (const std::runtime_error& e) {  // GraphError or ExprError
-      fail(at(row, evaluation_column(t.op)), e.what());
-    }
-    if (!f[kExtraAttr].empty()) row.extra = parse_extra_attr(row);
-    return t;
   }
 
   void parse_attr(const Row& row, Tensor& t) {
@@ -797,7 +416,7 @@ class Reader {
   std::string supported_keys() const {
     std::string keys = "data_deps";
     if (uses_stg_keys_)
-      for (const ExtraAttrKey& k : kExtraAttrKeys) keys += std::string(", ") + k.name;
+      for (const ExtraAttrKey& k : extra_attr_keys()) keys += std::string(", ") + k.name;
     return keys;
   }
 
@@ -880,27 +499,6 @@ class Reader {
 };
 
 }  // namespace
-
-std::span<const ExtraAttrKey> extra_attr_keys() { return kExtraAttrKeys; }
-
-void infer_extra_fields(Tensor& t, const std::vector<Tensor>& tensors) {
-  const bool grad_of_weight = t.grad_of >= 0 && tensors.at(t.grad_of).require_grads;
-  t.role = t.require_grads ? Role::kWeight : grad_of_weight ? Role::kGradient : Role::kActivation;
-  t.placement = Placement{};
-  t.micro_batch = 0;
-  t.stage = 0;
-  t.chunk = 0;
-  t.backward = t.grad_of >= 0;
-  for (int in : {t.x1, t.x2})
-    if (in >= 0) t.backward = t.backward || tensors.at(in).backward;
-  for (int in : t.extra_deps) t.backward = t.backward || tensors.at(in).backward;
-  t.transient = false;
-  t.view = false;
-  t.flops = Expr();
-  const CollType type = t.comm.type;  // op_attr
-  t.comm = Comm{};
-  t.comm.type = type;
-}
 
 Graph parse_module_csv(std::string_view text, const std::string& source_name) {
   return Reader(source_name).read(text);

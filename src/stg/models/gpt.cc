@@ -284,10 +284,6 @@ void append_megatron_vocabulary(Graph& g, const std::string& last, bool tpsp,
 Graph gpt_attention(bool tpsp, bool grouped_query, const MegatronParts& megatron) {
   return attention(Layout(tpsp), grouped_query, megatron);
 }
-Graph gpt_layer_norm(bool tpsp) { return layer_norm(Layout(tpsp)); }
-Graph gpt_residual(bool tpsp) { return residual(Layout(tpsp)); }
-Graph gpt_embedding(bool tpsp) { return embedding(tpsp); }
-Graph gpt_loss(bool tpsp) { return loss(Layout(tpsp)); }
 Graph gpt_feed_forward(bool tpsp, bool gated) {
   return gated ? gated_feed_forward(Layout(tpsp), tpsp) : feed_forward(Layout(tpsp), tpsp);
 }

@@ -44,10 +44,6 @@ Model build_gpt(const GptConfig& config);
 // The attention block (projections + fused kernel) and the FFN, shared with
 // the MoE model.
 graph::Graph gpt_attention(bool tpsp, bool grouped_query, const MegatronParts& megatron = {});
-graph::Graph gpt_layer_norm(bool tpsp);
-graph::Graph gpt_residual(bool tpsp);
-graph::Graph gpt_embedding(bool tpsp);
-graph::Graph gpt_loss(bool tpsp);
 graph::Graph gpt_feed_forward(bool tpsp, bool gated);
 
 // Where a decoder block plugs in its FFN module: the name prefix it is

@@ -139,16 +139,9 @@ void fill(std::optional<int64_t>& field, std::optional<int64_t> value) {
   if (!field.has_value() && value.has_value()) field = value;
 }
 
-}  // namespace
-
-std::vector<std::string> apply_hf_config(const std::string& path, Options& o) {
-  std::vector<std::string> notes;
-  json root = parse(path, read_text(path));
-  if (!root.is_object())
-    throw UsageError("--hf_config " + path +
-                     " is not a JSON object: give the path of a Hugging Face config.json");
-  Config cfg(path, std::move(root));
-
+// The config's model class (the first of its "architectures"), which
+// becomes the architecture `cfg`'s messages name.
+const Architecture* find_architecture(Config& cfg) {
   std::string found;
   const json* archs = cfg.lookup({"architectures"}, found);
   if (!archs)
@@ -165,6 +158,20 @@ std::vector<std::string> apply_hf_config(const std::string& path, Options& o) {
     cfg.fail("architecture '" + name +
              "' is not supported: use a Llama-, Mistral-, Mixtral- or GPT-2/NeoX-style config");
   cfg.set_architecture(name);
+  return arch;
+}
+
+}  // namespace
+
+std::vector<std::string> apply_hf_config(const std::string& path, Options& o) {
+  std::vector<std::string> notes;
+  json root = parse(path, read_text(path));
+  if (!root.is_object())
+    throw UsageError("--hf_config " + path +
+                     " is not a JSON object: give the path of a Hugging Face config.json");
+  Config cfg(path, std::move(root));
+  const Architecture* arch = find_architecture(cfg);
+  const std::string name = arch->name;
 
   // Every field is read (and checked) before Options changes, so a refused
   // config leaves `o` as it was.

@@ -1,7 +1,6 @@
 #include "stg/tools/validate.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <exception>
 #include <filesystem>
 #include <map>
@@ -173,97 +172,126 @@ struct GraphResult {
   std::vector<uint32_t> order;  // file positions in stable topological order
 };
 
-// Reports R1 problems into `viol` (when not null) with keys (rank, position).
-GraphResult analyse_graph(const std::vector<TraceNode>& nodes, int64_t rank, Collector* viol) {
-  GraphResult g;
-  const size_t n = nodes.size();
-  std::unordered_map<uint64_t, uint32_t> index;
-  index.reserve(n * 2);
-  for (size_t i = 0; i < n; ++i) {
-    auto [it, inserted] = index.emplace(nodes[i].id, static_cast<uint32_t>(i));
-    if (!inserted) {
-      g.ok = false;
-      if (viol)
-        viol->add(Rule::kDeps, {rank, static_cast<int64_t>(i), 0, 0}, [&] {
-          return rank_ref(rank) + "duplicate node id " + std::to_string(nodes[i].id) +
+// One file's nodes as a graph: node id -> file position, and parent ->
+// child edges in CSR form (a dependency listed twice counts twice on both
+// sides, which keeps Kahn's counts consistent). Problems are R1 violations
+// reported into `viol` (when not null) with keys (rank, position).
+class FileGraph {
+ public:
+  FileGraph(const std::vector<TraceNode>& nodes, int64_t rank, Collector* viol)
+      : nodes_(nodes), rank_(rank), viol_(viol) {
+    index_ids();
+    link();
+  }
+
+  GraphResult analyse() {
+    GraphResult g;
+    g.order = util::stable_topological_order(util::CsrAdjacency{start_, children_});
+    g.ok = ok_ && g.order.size() == nodes_.size();
+    if (g.order.size() < nodes_.size() && viol_) report_cycle(g.order);
+    return g;
+  }
+
+ private:
+  template <class Fn>
+  void for_each_dep(size_t i, Fn&& fn) const {
+    for (uint64_t d : nodes_[i].data_deps) fn(d);
+    for (uint64_t d : nodes_[i].ctrl_deps) fn(d);
+  }
+
+  void index_ids() {
+    index_.reserve(nodes_.size() * 2);
+    for (size_t i = 0; i < nodes_.size(); ++i) {
+      auto [it, inserted] = index_.emplace(nodes_[i].id, static_cast<uint32_t>(i));
+      if (inserted) continue;
+      ok_ = false;
+      if (viol_)
+        viol_->add(Rule::kDeps, {rank_, static_cast<int64_t>(i), 0, 0}, [&] {
+          return rank_ref(rank_) + "duplicate node id " + std::to_string(nodes_[i].id) +
                  " (file positions " + std::to_string(it->second) + " and " + std::to_string(i) +
                  ")";
         });
     }
   }
-  // Parent -> child edges in CSR form; a dependency listed twice counts
-  // twice on both sides, which keeps Kahn's counts consistent.
-  std::vector<uint32_t> start(n + 1, 0);
-  auto for_each_dep = [&](size_t i, auto&& fn) {
-    for (uint64_t d : nodes[i].data_deps) fn(d);
-    for (uint64_t d : nodes[i].ctrl_deps) fn(d);
-  };
-  for (size_t i = 0; i < n; ++i) {
-    for_each_dep(i, [&](uint64_t d) {
-      auto it = index.find(d);
-      if (it == index.end()) {
-        g.ok = false;
-        if (viol)
-          viol->add(Rule::kDeps, {rank, static_cast<int64_t>(i), 1, 0}, [&] {
-            return rank_ref(rank) + node_ref(nodes[i]) + " depends on missing id " +
+
+  void link() {
+    const size_t n = nodes_.size();
+    start_.assign(n + 1, 0);
+    for (size_t i = 0; i < n; ++i) {
+      for_each_dep(i, [&](uint64_t d) {
+        auto it = index_.find(d);
+        if (it != index_.end()) {
+          ++start_[it->second + 1];
+          return;
+        }
+        ok_ = false;
+        if (viol_)
+          viol_->add(Rule::kDeps, {rank_, static_cast<int64_t>(i), 1, 0}, [&] {
+            return rank_ref(rank_) + node_ref(nodes_[i]) + " depends on missing id " +
                    std::to_string(d);
           });
-        return;
-      }
-      ++start[it->second + 1];
-    });
-  }
-  for (size_t i = 0; i < n; ++i) start[i + 1] += start[i];
-  std::vector<uint32_t> children(start[n]);
-  {
-    std::vector<uint32_t> fill(start.begin(), start.end() - 1);
-    for (size_t i = 0; i < n; ++i)
-      for_each_dep(i, [&](uint64_t d) {
-        auto it = index.find(d);
-        if (it != index.end()) children[fill[it->second]++] = static_cast<uint32_t>(i);
-      });
-  }
-  g.order = util::stable_topological_order(util::CsrAdjacency{start, children});
-  if (g.order.size() < n) {
-    g.ok = false;
-    if (viol) {
-      // Walk from the first blocked node to a blocked parent until a node
-      // repeats: that stretch is a cycle.
-      std::vector<char> done(n, 0);
-      for (uint32_t i : g.order) done[i] = 1;
-      uint32_t cur = 0;
-      while (done[cur]) ++cur;
-      std::unordered_map<uint32_t, size_t> seen;
-      std::vector<uint32_t> path;
-      while (seen.find(cur) == seen.end()) {
-        seen.emplace(cur, path.size());
-        path.push_back(cur);
-        // A blocked node has a blocked parent (its count never reached 0);
-        // it is the node itself only for a self dependency.
-        uint32_t next = cur;
-        for_each_dep(cur, [&](uint64_t d) {
-          auto it = index.find(d);
-          if (it != index.end() && !done[it->second] && it->second != cur && next == cur)
-            next = it->second;
-        });
-        cur = next;
-      }
-      const std::vector<uint32_t> cycle(path.begin() + static_cast<std::ptrdiff_t>(seen[cur]),
-                                        path.end());
-      const size_t blocked = n - g.order.size();
-      const uint32_t first = *std::min_element(cycle.begin(), cycle.end());
-      viol->add(Rule::kDeps, {rank, static_cast<int64_t>(first), 2, 0}, [&] {
-        std::string s = rank_ref(rank) + "dependency cycle: ";
-        const size_t show = std::min<size_t>(cycle.size(), 6);
-        for (size_t k = 0; k < show; ++k) s += node_ref(nodes[cycle[k]]) + " depends on ";
-        if (show < cycle.size()) s += "... ";
-        s += node_ref(nodes[cycle[0]]) + " (" + std::to_string(blocked) +
-             " nodes never become ready)";
-        return s;
       });
     }
+    for (size_t i = 0; i < n; ++i) start_[i + 1] += start_[i];
+    children_.resize(start_[n]);
+    std::vector<uint32_t> fill(start_.begin(), start_.end() - 1);
+    for (size_t i = 0; i < n; ++i)
+      for_each_dep(i, [&](uint64_t d) {
+        auto it = index_.find(d);
+        if (it != index_.end()) children_[fill[it->second]++] = static_cast<uint32_t>(i);
+      });
   }
-  return g;
+
+  // Walks from the first blocked node to a blocked parent until a node
+  // repeats: that stretch is a cycle.
+  std::vector<uint32_t> find_cycle(const std::vector<char>& done) const {
+    uint32_t cur = 0;
+    while (done[cur]) ++cur;
+    std::unordered_map<uint32_t, size_t> seen;
+    std::vector<uint32_t> path;
+    while (seen.find(cur) == seen.end()) {
+      seen.emplace(cur, path.size());
+      path.push_back(cur);
+      // A blocked node has a blocked parent (its count never reached 0);
+      // it is the node itself only for a self dependency.
+      uint32_t next = cur;
+      for_each_dep(cur, [&](uint64_t d) {
+        auto it = index_.find(d);
+        if (it != index_.end() && !done[it->second] && it->second != cur && next == cur)
+          next = it->second;
+      });
+      cur = next;
+    }
+    return std::vector<uint32_t>(path.begin() + static_cast<std::ptrdiff_t>(seen[cur]), path.end());
+  }
+
+  void report_cycle(const std::vector<uint32_t>& order) {
+    std::vector<char> done(nodes_.size(), 0);
+    for (uint32_t i : order) done[i] = 1;
+    const std::vector<uint32_t> cycle = find_cycle(done);
+    const size_t blocked = nodes_.size() - order.size();
+    const uint32_t first = *std::min_element(cycle.begin(), cycle.end());
+    viol_->add(Rule::kDeps, {rank_, static_cast<int64_t>(first), 2, 0}, [&] {
+      std::string s = rank_ref(rank_) + "dependency cycle: ";
+      const size_t show = std::min<size_t>(cycle.size(), 6);
+      for (size_t k = 0; k < show; ++k) s += node_ref(nodes_[cycle[k]]) + " depends on ";
+      if (show < cycle.size()) s += "... ";
+      s += node_ref(nodes_[cycle[0]]) + " (" + std::to_string(blocked) +
+           " nodes never become ready)";
+      return s;
+    });
+  }
+
+  const std::vector<TraceNode>& nodes_;
+  const int64_t rank_;
+  Collector* const viol_;
+  bool ok_ = true;
+  std::unordered_map<uint64_t, uint32_t> index_;
+  std::vector<uint32_t> start_, children_;
+};
+
+GraphResult analyse_graph(const std::vector<TraceNode>& nodes, int64_t rank, Collector* viol) {
+  return FileGraph(nodes, rank, viol).analyse();
 }
 
 // ---------------------------------------------------------------------------
@@ -468,164 +496,201 @@ SortKey group_sort_key(const std::string& g) {
   return {numeric ? 1 : 2, numeric ? std::stoll(g) : 0, 0, 0};
 }
 
-}  // namespace
-
 // ---------------------------------------------------------------------------
+// One run of validate_dir: the state its checks share.
 
-ValidationReport validate_dir(const std::string& dir, const ValidateOptions& options) {
-  ValidationReport report;
-  report.dir = dir;
-  report.roofline = options.roofline;
-  Collector viol(options.max_shown);
-  auto finish = [&] {
-    report.counts = viol.counts;
-    for (int r = 0; r < kNumRules; ++r)
-      for (Kept& k : viol.kept[r])
-        report.shown.push_back({static_cast<Rule>(r), std::move(k.message)});
-    return report;
-  };
+class Validation {
+ public:
+  Validation(const std::string& dir, const ValidateOptions& options)
+      : dir_(dir), options_(options), viol_(options.max_shown) {
+    report_.dir = dir;
+    report_.roofline = options.roofline;
+    ctx_.options = &options;
+  }
 
-  TraceSet set;
-  if (!set.open(dir, options.comm_group_file)) {
-    report.errors.push_back(set.error());
+  ValidationReport run() {
+    if (!open()) return finish();
+    check_rank_files();
+    check_comm_group_file();
+    if (!check_files()) return finish();
+    check_order();
+    check_p2p();
+    if (options_.replay) {
+      if (report_.errors.empty()) {
+        report_.replay = replay_dir(dir_, options_.comm_group_file, options_.threads);
+      } else {
+        report_.replay = ReplayResult();
+        report_.replay->error = "not run: the input has errors";
+      }
+    }
     return finish();
   }
-  report.files = static_cast<int64_t>(set.files().size());
 
-  Context ctx;
-  ctx.options = &options;
-  report.comm_group_file = set.comm_group_file();
-  if (!set.read_comm_groups()) {
-    report.errors.push_back(set.error());
-    return finish();
+ private:
+  // Lists the directory and reads the comm-group file; false on errors.
+  bool open() {
+    if (!set_.open(dir_, options_.comm_group_file)) {
+      report_.errors.push_back(set_.error());
+      return false;
+    }
+    report_.files = static_cast<int64_t>(set_.files().size());
+    report_.comm_group_file = set_.comm_group_file();
+    if (!set_.read_comm_groups()) {
+      report_.errors.push_back(set_.error());
+      return false;
+    }
+    ctx_.have_comm_groups = !set_.comm_group_file().empty();
+    if (!ctx_.have_comm_groups)
+      report_.notes.push_back("no comm-group file in " + dir_ + " (name one with --comm_group)");
+    return true;
   }
-  const CommGroups& comm_groups = set.comm_groups();
-  ctx.have_comm_groups = !set.comm_group_file().empty();
-  if (!ctx.have_comm_groups)
-    report.notes.push_back("no comm-group file in " + dir + " (name one with --comm_group)");
 
   // R0: ranks 0..N-1, N covering the files and the comm-group file.
-  ctx.ranks = set.ranks();
-  report.ranks = ctx.ranks;
-  std::vector<std::string> path_of(static_cast<size_t>(ctx.ranks));
-  std::vector<uint8_t> state(static_cast<size_t>(ctx.ranks), kNoFile);
-  for (const auto& [rank, path] : set.rank_files()) path_of[static_cast<size_t>(rank)] = path;
-  for (const auto& [rank, path] : set.files()) {
-    const std::string& first = path_of[static_cast<size_t>(rank)];
-    if (path == first) continue;
-    viol.add(Rule::kRankFiles, {rank, 1, 0, 0}, [&] {
-      return rank_ref(rank) + "several trace files: " + fs::path(first).filename().string() +
-             " and " + fs::path(path).filename().string() + " (the first is checked)";
-    });
-  }
-  for (int64_t r = 0; r < ctx.ranks; ++r)
-    if (path_of[static_cast<size_t>(r)].empty())
-      viol.add(Rule::kRankFiles, {r, 0, 0, 0}, [&] {
-        return rank_ref(r) + "no trace file (ranks must be 0.." + std::to_string(ctx.ranks - 1) +
-               " without gaps)";
+  void check_rank_files() {
+    ctx_.ranks = set_.ranks();
+    report_.ranks = ctx_.ranks;
+    path_of_.assign(static_cast<size_t>(ctx_.ranks), std::string());
+    state_.assign(static_cast<size_t>(ctx_.ranks), kNoFile);
+    for (const auto& [rank, path] : set_.rank_files()) path_of_[static_cast<size_t>(rank)] = path;
+    for (const auto& [rank, path] : set_.files()) {
+      const std::string& first = path_of_[static_cast<size_t>(rank)];
+      if (path == first) continue;
+      viol_.add(Rule::kRankFiles, {rank, 1, 0, 0}, [&] {
+        return rank_ref(rank) + "several trace files: " + fs::path(first).filename().string() +
+               " and " + fs::path(path).filename().string() + " (the first is checked)";
       });
+    }
+    for (int64_t r = 0; r < ctx_.ranks; ++r)
+      if (path_of_[static_cast<size_t>(r)].empty())
+        viol_.add(Rule::kRankFiles, {r, 0, 0, 0}, [&] {
+          return rank_ref(r) + "no trace file (ranks must be 0.." + std::to_string(ctx_.ranks - 1) +
+                 " without gaps)";
+        });
+  }
 
   // Comm-group file sanity (R2).
-  for (size_t gi = 0; gi < comm_groups.groups.size(); ++gi) {
-    const auto& [id, members] = comm_groups.groups[gi];
-    const SortKey key{-1, static_cast<int64_t>(gi), 0, 0};
-    if (std::stoll(id) <= 0)
-      viol.add(Rule::kGroups, key, [&] {
-        return "comm-group file: group id " + id + " is not a positive integer (ASTRA-sim aborts)";
-      });
-    GroupInfo info;
-    info.members = members;
-    info.sorted = members;
-    std::sort(info.sorted.begin(), info.sorted.end());
-    if (std::adjacent_find(info.sorted.begin(), info.sorted.end()) != info.sorted.end())
-      viol.add(Rule::kGroups, {-1, static_cast<int64_t>(gi), 1, 0},
-               [&] { return "comm-group file: group " + id + " lists a rank twice"; });
-    if (!info.sorted.empty() && info.sorted.front() < 0)
-      viol.add(Rule::kGroups, {-1, static_cast<int64_t>(gi), 2, 0},
-               [&] { return "comm-group file: group " + id + " lists a negative rank"; });
-    if (!ctx.groups.emplace(id, std::move(info)).second)
-      viol.add(Rule::kGroups, {-1, static_cast<int64_t>(gi), 3, 0},
-               [&] { return "comm-group file: group id " + id + " appears twice"; });
+  void check_comm_group_file() {
+    const CommGroups& comm_groups = set_.comm_groups();
+    for (size_t gi = 0; gi < comm_groups.groups.size(); ++gi) {
+      const auto& [id, members] = comm_groups.groups[gi];
+      const int64_t at = static_cast<int64_t>(gi);
+      if (std::stoll(id) <= 0)
+        viol_.add(Rule::kGroups, {-1, at, 0, 0}, [&] {
+          return "comm-group file: group id " + id +
+                 " is not a positive integer (ASTRA-sim aborts)";
+        });
+      GroupInfo info;
+      info.members = members;
+      info.sorted = members;
+      std::sort(info.sorted.begin(), info.sorted.end());
+      if (std::adjacent_find(info.sorted.begin(), info.sorted.end()) != info.sorted.end())
+        viol_.add(Rule::kGroups, {-1, at, 1, 0},
+                  [&] { return "comm-group file: group " + id + " lists a rank twice"; });
+      if (!info.sorted.empty() && info.sorted.front() < 0)
+        viol_.add(Rule::kGroups, {-1, at, 2, 0},
+                  [&] { return "comm-group file: group " + id + " lists a negative rank"; });
+      if (!ctx_.groups.emplace(id, std::move(info)).second)
+        viol_.add(Rule::kGroups, {-1, at, 3, 0},
+                  [&] { return "comm-group file: group id " + id + " appears twice"; });
+    }
+  }
+
+  // Merges one file's result into the run (under the caller's lock).
+  void merge(RankResult&& res) {
+    const size_t rank = static_cast<size_t>(res.rank);
+    if (!res.error.empty()) {
+      state_[rank] = kUnreadable;
+      read_errors_.emplace_back(res.rank, std::move(res.error));
+      return;
+    }
+    state_[rank] = res.graph_ok ? kOk : kBrokenGraph;
+    report_.nodes += res.nodes;
+    viol_.merge(std::move(res.viol));
+    report_.zero_time_roots += res.zero_time_roots;
+    for (auto& w : res.zero_time_shown) zero_time_shown_.push_back(std::move(w));
+    for (auto& [g, d] : res.seqs) seqs_[g].emplace_back(res.rank, d);
+    for (const auto& [k, delta] : res.p2p) {
+      auto it = p2p_.try_emplace(k, 0).first;
+      it->second += delta;
+      if (it->second == 0) p2p_.erase(it);
+    }
   }
 
   // Per-file checks, several files at a time; each result is merged and
   // dropped, so memory holds one file per thread plus the cross-rank state.
-  std::mutex mutex;
-  std::unordered_map<std::string, std::vector<std::pair<int64_t, Digest>>> seqs;
-  std::unordered_map<P2PKey, int64_t, P2PHash> p2p;
-  std::vector<std::pair<int64_t, std::string>> read_errors;
-  std::vector<std::pair<std::pair<int64_t, int64_t>, std::string>> zero_time_shown;
-  try {
-    set.for_each_rank(options.threads, [&](int64_t rank, const std::string& path) {
-      RankResult res = process_file(ctx, rank, path);
-      std::lock_guard lock(mutex);
-      if (!res.error.empty()) {
-        state[static_cast<size_t>(rank)] = kUnreadable;
-        read_errors.emplace_back(rank, std::move(res.error));
-        return;
-      }
-      state[static_cast<size_t>(rank)] = res.graph_ok ? kOk : kBrokenGraph;
-      report.nodes += res.nodes;
-      viol.merge(std::move(res.viol));
-      report.zero_time_roots += res.zero_time_roots;
-      for (auto& w : res.zero_time_shown) zero_time_shown.push_back(std::move(w));
-      for (auto& [g, d] : res.seqs) seqs[g].emplace_back(rank, d);
-      for (const auto& [k, delta] : res.p2p) {
-        auto it = p2p.try_emplace(k, 0).first;
-        it->second += delta;
-        if (it->second == 0) p2p.erase(it);
-      }
-    });
-  } catch (const std::exception& e) {
-    report.errors.push_back(std::string("internal error: ") + e.what());
-    return finish();
-  }
-  std::sort(read_errors.begin(), read_errors.end());
-  for (auto& [rank, msg] : read_errors) report.errors.push_back(std::move(msg));
-  std::sort(zero_time_shown.begin(), zero_time_shown.end());
-  for (auto& [key, msg] : zero_time_shown)
-    if (static_cast<int>(report.warnings.size()) < options.max_shown)
-      report.warnings.push_back(std::move(msg));
-
-  // R3: per group, every member's digest equals the first healthy member's.
-  std::vector<std::string> group_ids;
-  group_ids.reserve(seqs.size());
-  for (auto& [g, v] : seqs) {
-    group_ids.push_back(g);
-    std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  }
-  std::sort(group_ids.begin(), group_ids.end(), [](const std::string& a, const std::string& b) {
-    const SortKey ka = group_sort_key(a), kb = group_sort_key(b);
-    return ka != kb ? ka < kb : a < b;
-  });
-  std::vector<int64_t> all_ranks;
-  for (int64_t gi = 0; gi < static_cast<int64_t>(group_ids.size()); ++gi) {
-    const std::string& g = group_ids[static_cast<size_t>(gi)];
-    const std::vector<int64_t>* members = nullptr;
-    if (is_world_group(g)) {
-      if (all_ranks.empty())
-        for (int64_t r = 0; r < ctx.ranks; ++r) all_ranks.push_back(r);
-      members = &all_ranks;
-    } else if (auto it = ctx.groups.find(g); it != ctx.groups.end()) {
-      members = &it->second.members;
-    } else {
-      continue;  // reported under R2
+  // False on an internal error.
+  bool check_files() {
+    std::mutex mutex;
+    try {
+      set_.for_each_rank(options_.threads, [&](int64_t rank, const std::string& path) {
+        RankResult res = process_file(ctx_, rank, path);
+        std::lock_guard lock(mutex);
+        merge(std::move(res));
+      });
+    } catch (const std::exception& e) {
+      report_.errors.push_back(std::string("internal error: ") + e.what());
+      return false;
     }
-    const auto& per_rank = seqs[g];
+    std::sort(read_errors_.begin(), read_errors_.end());
+    for (auto& [rank, msg] : read_errors_) report_.errors.push_back(std::move(msg));
+    std::sort(zero_time_shown_.begin(), zero_time_shown_.end());
+    for (auto& [key, msg] : zero_time_shown_)
+      if (static_cast<int>(report_.warnings.size()) < options_.max_shown)
+        report_.warnings.push_back(std::move(msg));
+    return true;
+  }
+
+  // The groups collectives ran on, in group_sort_key order; each group's
+  // per-rank digests sorted by rank.
+  std::vector<std::string> sorted_group_ids() {
+    std::vector<std::string> group_ids;
+    group_ids.reserve(seqs_.size());
+    for (auto& [g, v] : seqs_) {
+      group_ids.push_back(g);
+      std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    }
+    std::sort(group_ids.begin(), group_ids.end(), [](const std::string& a, const std::string& b) {
+      const SortKey ka = group_sort_key(a), kb = group_sort_key(b);
+      return ka != kb ? ka < kb : a < b;
+    });
+    return group_ids;
+  }
+
+  // The message of an R3 violation: rank m's digest `d` differs from rank
+  // ref's. Re-reads both files for the first difference.
+  std::string order_message(const std::string& g, const std::vector<int64_t>& members, int64_t m,
+                            const Digest& d, int64_t ref, const Digest& ref_digest,
+                            std::optional<std::vector<std::pair<int64_t, int64_t>>>& ref_seq) {
+    std::string s = group_ref(g) + " (ranks " + members_text(members) + "): rank " +
+                    std::to_string(m) + " issues " + std::to_string(d.count) +
+                    " collectives on it, rank " + std::to_string(ref) + " " +
+                    std::to_string(ref_digest.count);
+    if (!ref_seq) ref_seq = group_sequence(path_of_[static_cast<size_t>(ref)], g);
+    const auto seq = group_sequence(path_of_[static_cast<size_t>(m)], g);
+    if (!ref_seq || !seq) return s + "; sequences differ";
+    size_t k = 0;
+    while (k < seq->size() && k < ref_seq->size() && (*seq)[k] == (*ref_seq)[k]) ++k;
+    s += "; first difference at collective #" + std::to_string(k) + ": rank " + std::to_string(m) +
+         " " + (k < seq->size() ? coll_text((*seq)[k]) : "none") + ", rank " + std::to_string(ref) +
+         " " + (k < ref_seq->size() ? coll_text((*ref_seq)[k]) : "none");
+    return s;
+  }
+
+  // R3 on one group: every member's digest equals the first healthy member's.
+  void check_group_order(int64_t gi, const std::string& g, const std::vector<int64_t>& members) {
+    const auto& per_rank = seqs_[g];
     auto digest_of = [&](int64_t r) {
       auto it = std::lower_bound(per_rank.begin(), per_rank.end(), r,
                                  [](const auto& e, int64_t x) { return e.first < x; });
       return it != per_rank.end() && it->first == r ? it->second : Digest();
     };
-    auto healthy = [&](int64_t r) {
-      return r >= 0 && r < ctx.ranks && state[static_cast<size_t>(r)] == kOk;
-    };
     std::optional<int64_t> ref;
     Digest ref_digest;
     std::optional<std::vector<std::pair<int64_t, int64_t>>> ref_seq;
-    for (size_t mi = 0; mi < members->size(); ++mi) {
-      const int64_t m = (*members)[mi];
-      if (!healthy(m)) continue;  // no file / unreadable / broken graph: reported already
+    for (size_t mi = 0; mi < members.size(); ++mi) {
+      const int64_t m = members[mi];
+      // No file / unreadable / broken graph: reported already.
+      if (m < 0 || m >= ctx_.ranks || state_[static_cast<size_t>(m)] != kOk) continue;
       const Digest d = digest_of(m);
       if (!ref) {
         ref = m;
@@ -633,95 +698,83 @@ ValidationReport validate_dir(const std::string& dir, const ValidateOptions& opt
         continue;
       }
       if (d == ref_digest) continue;
-      viol.add(Rule::kOrder, {gi, static_cast<int64_t>(mi), 0, 0}, [&] {
-        std::string s = group_ref(g) + " (ranks " + members_text(*members) + "): rank " +
-                        std::to_string(m) + " issues " + std::to_string(d.count) +
-                        " collectives on it, rank " + std::to_string(*ref) + " " +
-                        std::to_string(ref_digest.count);
-        // Re-read both files for the first difference.
-        if (!ref_seq) ref_seq = group_sequence(path_of[static_cast<size_t>(*ref)], g);
-        const auto seq = group_sequence(path_of[static_cast<size_t>(m)], g);
-        if (!ref_seq || !seq) return s + "; sequences differ";
-        size_t k = 0;
-        while (k < seq->size() && k < ref_seq->size() && (*seq)[k] == (*ref_seq)[k]) ++k;
-        s += "; first difference at collective #" + std::to_string(k) + ": rank " +
-             std::to_string(m) + " " + (k < seq->size() ? coll_text((*seq)[k]) : "none") +
-             ", rank " + std::to_string(*ref) + " " +
-             (k < ref_seq->size() ? coll_text((*ref_seq)[k]) : "none");
-        return s;
-      });
+      viol_.add(Rule::kOrder, {gi, static_cast<int64_t>(mi), 0, 0},
+                [&] { return order_message(g, members, m, d, *ref, ref_digest, ref_seq); });
+    }
+  }
+
+  // R3 over every group collectives ran on.
+  void check_order() {
+    const std::vector<std::string> group_ids = sorted_group_ids();
+    std::vector<int64_t> all_ranks;
+    for (int64_t gi = 0; gi < static_cast<int64_t>(group_ids.size()); ++gi) {
+      const std::string& g = group_ids[static_cast<size_t>(gi)];
+      if (is_world_group(g)) {
+        if (all_ranks.empty())
+          for (int64_t r = 0; r < ctx_.ranks; ++r) all_ranks.push_back(r);
+        check_group_order(gi, g, all_ranks);
+      } else if (auto it = ctx_.groups.find(g); it != ctx_.groups.end()) {
+        check_group_order(gi, g, it->second.members);
+      }  // else reported under R2
     }
   }
 
   // R4: whatever did not cancel out, except where the peer's file is
   // missing or unreadable (already reported; its nodes were never seen).
-  std::vector<std::pair<P2PKey, int64_t>> unmatched(p2p.begin(), p2p.end());
-  std::sort(unmatched.begin(), unmatched.end());
-  for (size_t i = 0; i < unmatched.size(); ++i) {
-    const auto& [k, delta] = unmatched[i];
-    const int64_t peer = delta > 0 ? k.dst : k.src;
-    if (peer >= 0 && peer < ctx.ranks &&
-        (state[static_cast<size_t>(peer)] == kNoFile ||
-         state[static_cast<size_t>(peer)] == kUnreadable))
-      continue;
-    const int64_t n = delta > 0 ? delta : -delta;
-    viol.add(
-        Rule::kP2P, {k.src, k.dst, k.tag, static_cast<int64_t>(i)},
-        [&] {
-          const std::string what = "(src " + std::to_string(k.src) + ", dst " +
-                                   std::to_string(k.dst) + ", tag " + std::to_string(k.tag) +
-                                   ", size " + std::to_string(k.size) + ")";
-          if (delta > 0)
-            return "send " + what + " on rank " + std::to_string(k.src) + ": " + std::to_string(n) +
-                   " more send(s) than matching recvs on rank " + std::to_string(k.dst);
-          return "recv " + what + " on rank " + std::to_string(k.dst) + ": " + std::to_string(n) +
-                 " more recv(s) than matching sends on rank " + std::to_string(k.src);
-        },
-        n);
-  }
-  if (options.replay) {
-    if (report.errors.empty()) {
-      report.replay = replay_dir(dir, options.comm_group_file, options.threads);
-    } else {
-      report.replay = ReplayResult();
-      report.replay->error = "not run: the input has errors";
+  void check_p2p() {
+    std::vector<std::pair<P2PKey, int64_t>> unmatched(p2p_.begin(), p2p_.end());
+    std::sort(unmatched.begin(), unmatched.end());
+    for (size_t i = 0; i < unmatched.size(); ++i) {
+      const auto& [k, delta] = unmatched[i];
+      const int64_t peer = delta > 0 ? k.dst : k.src;
+      if (peer >= 0 && peer < ctx_.ranks &&
+          (state_[static_cast<size_t>(peer)] == kNoFile ||
+           state_[static_cast<size_t>(peer)] == kUnreadable))
+        continue;
+      const int64_t n = delta > 0 ? delta : -delta;
+      viol_.add(
+          Rule::kP2P, {k.src, k.dst, k.tag, static_cast<int64_t>(i)},
+          [&] { return unmatched_message(k, delta, n); }, n);
     }
   }
-  return finish();
-}
 
-void print_report(const ValidationReport& report) {
-  for (const std::string& note : report.notes) std::printf("validate: note: %s\n", note.c_str());
-  for (int r = 0; r < kNumRules; ++r) {
-    const Rule rule = static_cast<Rule>(r);
-    if (report.counts[r] == 0) continue;
-    int64_t shown = 0;
-    for (const Violation& v : report.shown) {
-      if (v.rule != rule) continue;
-      std::printf("%s %s\n", rule_label(rule), v.message.c_str());
-      ++shown;
-    }
-    std::printf("%s %s: %lld violation%s", rule_label(rule), rule_title(rule),
-                static_cast<long long>(report.counts[r]), report.counts[r] == 1 ? "" : "s");
-    if (shown < report.counts[r]) std::printf(" (%lld shown)", static_cast<long long>(shown));
-    std::printf("\n");
+  static std::string unmatched_message(const P2PKey& k, int64_t delta, int64_t n) {
+    const std::string what = "(src " + std::to_string(k.src) + ", dst " + std::to_string(k.dst) +
+                             ", tag " + std::to_string(k.tag) + ", size " + std::to_string(k.size) +
+                             ")";
+    if (delta > 0)
+      return "send " + what + " on rank " + std::to_string(k.src) + ": " + std::to_string(n) +
+             " more send(s) than matching recvs on rank " + std::to_string(k.dst);
+    return "recv " + what + " on rank " + std::to_string(k.dst) + ": " + std::to_string(n) +
+           " more recv(s) than matching sends on rank " + std::to_string(k.src);
   }
-  for (const std::string& w : report.warnings) std::printf("W1 %s\n", w.c_str());
-  if (report.zero_time_roots > 0)
-    std::printf(
-        "W1 warning: %lld compute node%s without dependencies run%s in 0 ns under ASTRA-sim's "
-        "roofline (%g TFLOPS, %g GB/s; --peak_tflops, --mem_bw_gbps), which aborts at time 0 "
-        "(EventQueue: get_event_time() > current_time); use larger dimensions\n",
-        static_cast<long long>(report.zero_time_roots), report.zero_time_roots == 1 ? "" : "s",
-        report.zero_time_roots == 1 ? "s" : "", report.roofline.peak_tflops,
-        report.roofline.mem_bw_gbps);
-  // Without any file read, the verdict line carries the only error.
-  if (report.ranks > 0 || report.errors.size() > 1)
-    for (const std::string& e : report.errors)
-      std::fprintf(stderr, "validate: error: %s\n", e.c_str());
-  std::printf("%s\n", report.verdict().c_str());
-  if (report.replay) std::fputs(replay_summary(*report.replay).c_str(), stdout);
-  std::fflush(stdout);
+
+  ValidationReport finish() {
+    report_.counts = viol_.counts;
+    for (int r = 0; r < kNumRules; ++r)
+      for (Kept& k : viol_.kept[r])
+        report_.shown.push_back({static_cast<Rule>(r), std::move(k.message)});
+    return std::move(report_);
+  }
+
+  const std::string dir_;
+  const ValidateOptions& options_;
+  ValidationReport report_;
+  Collector viol_;
+  TraceSet set_;
+  Context ctx_;
+  std::vector<std::string> path_of_;  // by rank: its first file ("" when none)
+  std::vector<uint8_t> state_;        // by rank: RankState
+  std::unordered_map<std::string, std::vector<std::pair<int64_t, Digest>>> seqs_;
+  std::unordered_map<P2PKey, int64_t, P2PHash> p2p_;
+  std::vector<std::pair<int64_t, std::string>> read_errors_;
+  std::vector<std::pair<std::pair<int64_t, int64_t>, std::string>> zero_time_shown_;
+};
+
+}  // namespace
+
+ValidationReport validate_dir(const std::string& dir, const ValidateOptions& options) {
+  return Validation(dir, options).run();
 }
 
 }  // namespace stg::tools

@@ -97,15 +97,4 @@ struct ValidationReport {
 // report.errors.
 ValidationReport validate_dir(const std::string& dir, const ValidateOptions& options = {});
 
-// Prints the violations, per-rule counts, errors (to stderr), the verdict
-// and the replay summary (replay_summary) when there is one.
-void print_report(const ValidationReport& report);
-
-// `stg validate` with the arguments after the word "validate" (commands.cc):
-//   DIR [--comm_group FILE] [--threads N] [--show N] [--require_pg_name]
-//       [--replay]
-// Returns the exit status (0 clean, 1 violations, 2 unreadable input or
-// usage error).
-int validate_main(const std::vector<std::string>& args);
-
 }  // namespace stg::tools

@@ -1,0 +1,105 @@
+#include "validate_command.h"
+
+#include <CLI/CLI.hpp>
+#include <cstdio>
+
+#include "command_line.h"
+
+namespace cli {
+namespace {
+
+using stg::tools::Rule;
+
+const char kValidateRules[] =
+    "Checks that the per-rank Chakra traces in DIR (v0.0.4, v0.0.1 or JSON) and\n"
+    "their comm-group file can be replayed by ASTRA-sim without hanging:\n"
+    "  R0 one trace file per rank 0..N-1 (rank = last numeric '.' token of the name)\n"
+    "  R1 dependencies exist in the same file, ids unique, no cycles\n"
+    "  R2 collectives name a comm group of >= 2 members containing the rank,\n"
+    "     with a simulated comm_type (ALL_REDUCE/ALL_GATHER/REDUCE_SCATTER/ALL_TO_ALL)\n"
+    "  R3 all members of a group issue the same (type, size) sequence on it\n"
+    "  R4 every send has exactly one recv with the same (src, dst, tag, size)\n"
+    "  R5 compute nodes have num_ops and a non-zero tensor_size\n"
+    "and warns (W1, exit status unchanged) about dependency-free compute nodes that\n"
+    "ASTRA-sim's roofline runs in 0 ns, on which it aborts at time 0.";
+
+// The violations kept for one rule and its count line.
+void print_rule(const stg::tools::ValidationReport& report, Rule rule) {
+  const int64_t count = report.count(rule);
+  int64_t shown = 0;
+  for (const stg::tools::Violation& v : report.shown) {
+    if (v.rule != rule) continue;
+    std::printf("%s %s\n", rule_label(rule), v.message.c_str());
+    ++shown;
+  }
+  std::printf("%s %s: %lld violation%s", rule_label(rule), rule_title(rule),
+              static_cast<long long>(count), count == 1 ? "" : "s");
+  if (shown < count) std::printf(" (%lld shown)", static_cast<long long>(shown));
+  std::printf("\n");
+}
+
+void print_warnings(const stg::tools::ValidationReport& report) {
+  for (const std::string& w : report.warnings) std::printf("W1 %s\n", w.c_str());
+  if (report.zero_time_roots > 0)
+    std::printf(
+        "W1 warning: %lld compute node%s without dependencies run%s in 0 ns under ASTRA-sim's "
+        "roofline (%g TFLOPS, %g GB/s; --peak_tflops, --mem_bw_gbps), which aborts at time 0 "
+        "(EventQueue: get_event_time() > current_time); use larger dimensions\n",
+        static_cast<long long>(report.zero_time_roots), report.zero_time_roots == 1 ? "" : "s",
+        report.zero_time_roots == 1 ? "s" : "", report.roofline.peak_tflops,
+        report.roofline.mem_bw_gbps);
+}
+
+void add_options(CLI::App& app, stg::tools::ValidateOptions& options, std::string& dir) {
+  app.add_option("DIR", dir, "directory of per-rank traces")->required();
+  app.add_option("--comm_group,--comm_group_file", options.comm_group_file,
+                 "comm-group JSON (default: the one in DIR)")
+      ->check(kFileName);
+  app.add_option("--threads", options.threads, "reader threads (default: one per core)")
+      ->check(CLI::Range(0, 1000000));
+  app.add_option("--show", options.max_shown, "violations printed per rule (default 5)")
+      ->check(CLI::Range(0, 1000000));
+  app.add_flag("--require_pg_name", options.require_pg_name,
+               "v0.0.4 collectives must use the string attribute pg_name");
+  app.add_flag("--replay", options.replay,
+               "then replay all ranks (order only, ASTRA-sim issue rules) and fail (exit 1) if "
+               "some node never completes; holds every rank's graph in memory at once");
+  app.add_option("--peak_tflops", options.roofline.peak_tflops,
+                 "W1: ASTRA-sim's \"peak-perf\" in TFLOPS (default 989)")
+      ->check(kPositive);
+  app.add_option("--mem_bw_gbps", options.roofline.mem_bw_gbps,
+                 "W1: ASTRA-sim's \"local-mem-bw\" in GB/s (default 3350)")
+      ->check(kPositive);
+}
+
+}  // namespace
+
+void print_validation(const stg::tools::ValidationReport& report) {
+  for (const std::string& note : report.notes) std::printf("validate: note: %s\n", note.c_str());
+  for (int r = 0; r < stg::tools::kNumRules; ++r)
+    if (report.counts[r] != 0) print_rule(report, static_cast<Rule>(r));
+  print_warnings(report);
+  // Without any file read, the verdict line carries the only error.
+  if (report.ranks > 0 || report.errors.size() > 1)
+    for (const std::string& e : report.errors)
+      std::fprintf(stderr, "validate: error: %s\n", e.c_str());
+  std::printf("%s\n", report.verdict().c_str());
+  if (report.replay) std::fputs(stg::tools::replay_summary(*report.replay).c_str(), stdout);
+  std::fflush(stdout);
+}
+
+int validate_main(const std::vector<std::string>& args) {
+  CLI::App app{kValidateRules, "stg validate"};
+  app.footer(
+      "Exit status: 0 clean, 1 violations or a stuck replay, 2 unreadable input or usage "
+      "error.");
+  stg::tools::ValidateOptions options;
+  std::string dir;
+  add_options(app, options, dir);
+  if (const auto done = parse_command(app, "validate", args)) return *done;
+  const stg::tools::ValidationReport report = stg::tools::validate_dir(dir, options);
+  print_validation(report);
+  return report.exit_status();
+}
+
+}  // namespace cli

@@ -1,0 +1,22 @@
+// `stg validate`: its command line and how its report is printed.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "stg/tools/validate.h"
+
+namespace cli {
+
+// Prints the violations, per-rule counts, errors (to stderr), the verdict
+// and the replay summary (tools::replay_summary) when there is one.
+void print_validation(const stg::tools::ValidationReport& report);
+
+// `stg validate` with the arguments after the word "validate":
+//   DIR [--comm_group FILE] [--threads N] [--show N] [--require_pg_name]
+//       [--replay] [--peak_tflops X] [--mem_bw_gbps X]
+// Returns the exit status (0 clean, 1 violations, 2 unreadable input or
+// usage error).
+int validate_main(const std::vector<std::string>& args);
+
+}  // namespace cli
