@@ -341,3 +341,33 @@ TEST(FlatStageWriter, HandsOutBoundedPieces) {
 
 }  // namespace
 }  // namespace stg
+
+namespace stg {
+namespace {
+
+// The template is micro-batch 0 as it is: printable names, and each name of
+// the micro-batch knows where its number is (Tensor::number_at).
+TEST(MicroBatchTemplate, NamesAreMicroBatchZerosWithTheNumberPlaced) {
+  TempDir tmp;
+  Options o = options_for({"llama", 2, lower::Schedule::k1F1B, 1, 3, 7}, tmp.sub("t"));
+  models::Workload w = models::build_workload(o);
+  graph::Graph g = std::move(w.model.graph);
+  passes::Analyses analyses(w.mesh, w.values);
+  build_pipeline(o, w, /*flat=*/true).run(g, analyses);
+  int numbered = 0;
+  for (const graph::Tensor& t : g.tensors()) {
+    for (char c : t.name + t.comm.label) ASSERT_TRUE(c >= 0x20 && c < 0x7f) << t.name;
+    if (t.number_at >= 0) {
+      ++numbered;
+      EXPECT_EQ(t.name.substr(t.number_at - 2, 4), "mb0.") << t.name;
+    }
+    if (t.comm.label_number_at >= 0)
+      EXPECT_EQ(t.comm.label.substr(t.comm.label_number_at - 2, 4), "mb0.") << t.comm.label;
+    // A tensor of the micro-batch (not a weight, sum or update) is numbered.
+    if (t.micro_batch == 0 && t.role != graph::Role::kWeight) EXPECT_GE(t.number_at, 0) << t.name;
+  }
+  EXPECT_GT(numbered, 100);
+}
+
+}  // namespace
+}  // namespace stg

@@ -8,7 +8,6 @@
 #include "stg/emit/et_v004.h"
 #include "stg/emit/stage_template.h"
 #include "stg/emit/trace_writer.h"
-#include "stg/passes/micro_batch.h"
 
 namespace stg::emit {
 
@@ -35,7 +34,20 @@ size_t varint_size(uint64_t v) {
   return n;
 }
 
-bool has_hole(std::string_view s) { return s.find(passes::kMicroBatchHole) != s.npos; }
+// The `inputs` or `outputs` list of a node, as add_tensor_list writes it:
+// name, size, name, size, ...; per value, where the micro-batch number is.
+std::vector<int32_t> tensor_list_numbers(const std::vector<TensorInfoRef>& tensors) {
+  std::vector<int32_t> out;
+  for (const TensorInfoRef& t : tensors) {
+    out.push_back(t->name_number_at);
+    out.push_back(-1);
+  }
+  return out;
+}
+
+bool any_number(const std::vector<int32_t>& at) {
+  return std::any_of(at.begin(), at.end(), [](int32_t a) { return a >= 0; });
+}
 
 }  // namespace
 
@@ -52,10 +64,15 @@ FlatStageWriter::FlatStageWriter(const lower::FlatStage& stage, TraceDetail deta
     const int var_attr = detail::fill_node_v004(node, n, dummy, detail);
     NodeCode code;
     code.name = node.name();
+    // Short names (--trace_detail sim) name no micro-batch.
+    code.name_number_at = detail == TraceDetail::kFull ? n.name_number_at : -1;
     code.type = static_cast<uint32_t>(node.type());
     code.first_piece = static_cast<uint32_t>(pieces_.size());
     for (int i = 0; i < node.attr_size(); ++i) {
       const pb::AttributeProto& attr = node.attr(i);
+      std::vector<int32_t> numbers;
+      if (attr.has_string_list() && (attr.name() == "inputs" || attr.name() == "outputs"))
+        numbers = tensor_list_numbers(attr.name() == "inputs" ? n.inputs : n.outputs);
       Piece piece;
       if (i == var_attr) {
         piece.kind = Piece::Kind::kVar;
@@ -65,14 +82,12 @@ FlatStageWriter::FlatStageWriter(const lower::FlatStage& stage, TraceDetail deta
         if (piece.index == keys_.size()) keys_.push_back(key);
       } else if (attr.name() == "comm_tag") {
         piece.kind = Piece::Kind::kTag;
-      } else if (attr.has_string_list() &&
-                 std::any_of(attr.string_list().values().begin(), attr.string_list().values().end(),
-                             [](const std::string& v) { return has_hole(v); })) {
+      } else if (any_number(numbers)) {
         piece.kind = Piece::Kind::kList;
         piece.index = static_cast<uint32_t>(lists_.size());
-        lists_.push_back(
-            {attr.name(),
-             {attr.string_list().values().begin(), attr.string_list().values().end()}});
+        lists_.push_back({attr.name(),
+                          {attr.string_list().values().begin(), attr.string_list().values().end()},
+                          std::move(numbers)});
       } else {
         bytes.clear();
         attr.SerializeToString(&bytes);
@@ -146,15 +161,9 @@ class FlatStageWriter::Encoder {
     number_size_ = static_cast<size_t>(end - number_);
   }
 
-  // `text` with the micro-batch number in place of each hole.
-  void render(std::string& out, std::string_view text) const {
-    for (size_t at = text.find(passes::kMicroBatchHole); at != text.npos;
-         at = text.find(passes::kMicroBatchHole)) {
-      out.append(text.data(), at);
-      out.append(number_, number_size_);
-      text.remove_prefix(at + 1);
-    }
-    out.append(text);
+  // `text` with the micro-batch number at `at`.
+  void render(std::string& out, std::string_view text, int32_t at) const {
+    append_numbered(out, text, at, std::string_view(number_, number_size_));
   }
 
   void packed(char tag, const std::vector<uint64_t>& values) {
@@ -178,7 +187,7 @@ class FlatStageWriter::Encoder {
     }
     if (!code.name.empty()) {
       text_.clear();
-      render(text_, code.name);
+      render(text_, code.name, code.name_number_at);
       body_ += kNameTag;
       detail::append_varint(body_, text_.size());
       body_ += text_;
@@ -232,9 +241,10 @@ class FlatStageWriter::Encoder {
   // AttributeProto {name, string_list {values}} with the number in place.
   void list(const StringList& l) {
     text_.clear();  // the StringList message
-    for (const std::string& v : l.values) {
+    for (size_t k = 0; k < l.values.size(); ++k) {
+      const std::string& v = l.values[k];
       value_.clear();
-      render(value_, v);
+      render(value_, v, l.number_at[k]);
       text_ += kListValueTag;
       detail::append_varint(text_, value_.size());
       text_ += value_;

@@ -55,13 +55,15 @@ class FlatStageWriter {
     uint32_t size = 0;   // kBytes
   };
   struct NodeCode {
-    std::string name;  // may hold passes::kMicroBatchHole
+    std::string name;
+    int32_t name_number_at = -1;  // where the micro-batch number goes (lower/stage_graph.h)
     uint32_t type = 0;
     uint32_t first_piece = 0, pieces = 0;
   };
   struct StringList {
-    std::string name;                 // the attribute's
-    std::vector<std::string> values;  // may hold the hole
+    std::string name;  // the attribute's
+    std::vector<std::string> values;
+    std::vector<int32_t> number_at;  // per value: where the micro-batch number goes
   };
   class Encoder;
 

@@ -54,8 +54,17 @@ struct Placement {
   int block = 0;  // index of the transformer block for kBlock
 };
 
+// In a micro-batch template (passes/micro_batch.h) a name holds the
+// micro-batch number, "0", at a known place; a name built from another
+// carries that place along (`number_after`), so the copies' names are
+// written without reading meaning into the text. -1: no number.
+inline int32_t number_after(int32_t at, size_t prefix_size) {
+  return at < 0 ? -1 : at + static_cast<int32_t>(prefix_size);
+}
+
 struct Tensor {
   std::string name;
+  int32_t number_at = -1;  // where `name` holds the template's micro-batch number
   int revision = 0;
   bool require_grads = false;
   Role role = Role::kActivation;

@@ -4,21 +4,12 @@
 #include <string>
 #include <utility>
 
-#include "stg/passes/micro_batch.h"
-
 namespace stg::lower {
 namespace {
 
-std::string render(const std::string& text, const std::string& number) {
+std::string numbered(const std::string& text, int32_t at, const std::string& number) {
   std::string out;
-  size_t from = 0;
-  for (size_t at = text.find(passes::kMicroBatchHole); at != std::string::npos;
-       at = text.find(passes::kMicroBatchHole, from)) {
-    out.append(text, from, at - from);
-    out += number;
-    from = at + 1;
-  }
-  out.append(text, from, std::string::npos);
+  append_numbered(out, text, at, number);
   return out;
 }
 
@@ -33,11 +24,11 @@ class Entries {
     copies_.clear();
   }
   TensorInfoRef operator()(const TensorInfoRef& info) {
-    if (info->name.find(passes::kMicroBatchHole) == std::string::npos &&
-        info->size.find(passes::kMicroBatchHole) == std::string::npos)
-      return info;
+    if (info->name_number_at < 0) return info;
     TensorInfoRef& copy = copies_[info.get()];
-    if (!copy) copy = make_tensor_info(render(info->name, number_), render(info->size, number_));
+    if (!copy)
+      copy = make_tensor_info(numbered(info->name, info->name_number_at, number_), info->size,
+                              info->name_number_at);
     return copy;
   }
   const std::string& number() const { return number_; }
@@ -64,7 +55,7 @@ StageGraph expand(const FlatStage& stage) {
       entries.set_micro_batch(repeated ? in.micro_batch : 0);
       LoweredNode copy = node;
       copy.id = stage.id(t, in.micro_batch);
-      copy.name = render(node.name, entries.number());
+      copy.name = numbered(node.name, node.name_number_at, entries.number());
       copy.data_deps.clear();
       stage.data_deps(t, in.micro_batch, copy.data_deps);
       copy.ctrl_deps.clear();

@@ -26,7 +26,9 @@ TensorInfo io_info(const graph::Graph& g, int tensor, bool shadow, const Values&
   const graph::Tensor& t = g[tensor];
   const graph::Shape& shape = g.result(tensor).y_shape;
   TensorInfo info;
-  info.name = (shadow ? "shadow_" : "") + t.id();
+  const std::string prefix = shadow ? "shadow_" : "";
+  info.name = prefix + t.id();
+  info.name_number_at = graph::number_after(t.number_at, prefix.size());
   if (shape.empty()) info.name += '1';
   for (size_t i = 0; i < shape.size(); ++i) {
     if (i) info.name += ',';

@@ -130,6 +130,7 @@ class StageLowering {
     switch (x.op) {
       case graph::Op::kCollective:
         n.name = x.comm.label;
+        n.name_number_at = x.comm.label_number_at;
         n.kind = NodeKind::kColl;
         n.coll = x.comm.type;
         n.axis = x.comm.axis;
@@ -146,6 +147,7 @@ class StageLowering {
       case graph::Op::kRecv: {
         const bool send = x.op == graph::Op::kSend;
         n.name = x.comm.label;
+        n.name_number_at = x.comm.label_number_at;
         n.kind = send ? NodeKind::kSend : NodeKind::kRecv;
         n.comm_size = bytes_of(graph::carried(g_, t), *x.x1_shape, tensor_named(x.x1));
         n.peer = x.comm.peer;
@@ -176,6 +178,7 @@ class StageLowering {
     const Tensor& x = g_[t];
     const graph::OpResult& r = g_.result(t);
     n.name = x.id() + "_COMP";
+    n.name_number_at = x.number_at;
     n.kind = NodeKind::kComp;
     n.num_ops = count(r.num_ops, [&] { return "operation count of " + x.id(); });
     // A contraction's multiply-accumulate is 2 FLOPs; an einsum without

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "stg/graph/comm.h"
@@ -22,17 +23,34 @@ using mesh::RankBinding;
 struct TensorInfo {
   std::string name;
   std::string size;
+  int32_t name_number_at = -1;  // graph::Tensor::number_at, in `name`
 };
 // Nodes of a stage share the entries of the tensors they read and write (a
 // tensor feeds several nodes; the strings are long).
 using TensorInfoRef = std::shared_ptr<const TensorInfo>;
-inline TensorInfoRef make_tensor_info(std::string name, std::string size) {
-  return std::make_shared<const TensorInfo>(TensorInfo{std::move(name), std::move(size)});
+inline TensorInfoRef make_tensor_info(std::string name, std::string size,
+                                      int32_t name_number_at = -1) {
+  return std::make_shared<const TensorInfo>(
+      TensorInfo{std::move(name), std::move(size), name_number_at});
+}
+
+// A template's text (a name of micro-batch 0) for another micro-batch:
+// `number` in place of the "0" at `at` (-1: the text has no number).
+inline void append_numbered(std::string& out, std::string_view text, int32_t at,
+                            std::string_view number) {
+  if (at < 0) {
+    out.append(text);
+    return;
+  }
+  out.append(text.substr(0, static_cast<size_t>(at)));
+  out.append(number);
+  out.append(text.substr(static_cast<size_t>(at) + 1));
 }
 
 struct LoweredNode {
   uint64_t id = 0;
   std::string name;
+  int32_t name_number_at = -1;  // graph::Tensor::number_at, in `name`
   NodeKind kind = NodeKind::kComp;
   std::vector<uint64_t> data_deps;
   std::vector<uint64_t> ctrl_deps;

@@ -54,6 +54,7 @@ void add_weight_updates(graph::Graph& g, const std::vector<int>& grad_of_weight,
           !g.result(dw).y_hidden.empty()) {
         // Stage 1 keeps the full gradient all-reduce before the update.
         Tensor r = view_of(g, w, g[dw].name + "_reduced", g[dw].revision, Op::kIdentity);
+        r.number_at = g[dw].number_at;
         r.x1 = dw;
         r.x1_shape = g.result(dw).y_shape;
         r.x1_hidden = Shape{Expr::constant(1)};

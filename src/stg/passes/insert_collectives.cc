@@ -16,6 +16,7 @@ Tensor reference_collective(const graph::Graph& g, const CollectiveRequest& r) {
   Tensor t;
   t.op = graph::Op::kCollective;
   t.name = consumer.name + (r.operand == 1 ? ".x1comm" : ".x2comm") + std::to_string(r.position);
+  t.number_at = consumer.number_at;
   t.revision = consumer.revision;
   t.x1 = r.input;
   t.x1_shape = *r.from_shape;
@@ -25,6 +26,7 @@ Tensor reference_collective(const graph::Graph& g, const CollectiveRequest& r) {
   t.comm.type = r.collective.type;
   t.comm.axis = r.collective.axis;
   t.comm.label = consumer.id() + (r.operand == 1 ? "_X1COMM" : "_X2_COMM");
+  t.comm.label_number_at = consumer.number_at;
   t.stage = consumer.stage;
   t.chunk = consumer.chunk;
   t.micro_batch = consumer.micro_batch;
@@ -35,8 +37,7 @@ Tensor reference_collective(const graph::Graph& g, const CollectiveRequest& r) {
   // elsewhere). Gathers and all-to-alls move their input as it is.
   if (r.collective.type == graph::CollType::kAllReduce ||
       r.collective.type == graph::CollType::kReduceScatter)
-    t.element_bytes =
-        std::max(g[graph::carried(g, r.input)].element_bytes, consumer.element_bytes);
+    t.element_bytes = std::max(g[graph::carried(g, r.input)].element_bytes, consumer.element_bytes);
   return t;
 }
 

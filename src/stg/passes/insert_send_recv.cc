@@ -48,18 +48,23 @@ void insert_send_recv(graph::Graph& g) {
         if (fresh) {
           const std::string id = g[in].id();
           Tensor recv = carrier(g, in, Op::kRecv, s);
-          recv.name = "shadow_" + g[in].name + ".recv" + std::to_string(s);
+          const std::string shadow = "shadow_";
+          recv.name = shadow + g[in].name + ".recv" + std::to_string(s);
+          recv.number_at = graph::number_after(g[in].number_at, shadow.size());
           recv.revision = g[in].revision;
           recv.comm.peer = mesh::Peer::on_stage(g[in].stage);
           recv.comm.tag = tag;
-          recv.comm.label = "shadow_" + id + "_Y_RECV";
+          recv.comm.label = shadow + id + "_Y_RECV";
+          recv.comm.label_number_at = recv.number_at;
           it->second = ins.before(t, std::move(recv));
           Tensor send = carrier(g, in, Op::kSend, g[in].stage);
           send.name = g[in].name + ".send" + std::to_string(s);
+          send.number_at = g[in].number_at;
           send.revision = g[in].revision;
           send.comm.peer = mesh::Peer::on_stage(s);
           send.comm.tag = tag;
           send.comm.label = id + "_Y_SEND";
+          send.comm.label_number_at = send.number_at;
           ins.after(in, std::move(send));
           ++tag;
         }

@@ -13,8 +13,8 @@ using graph::Op;
 using graph::Tensor;
 
 Graph replicate_micro_batches(Graph g, int count, const std::map<std::string, Expr>& renames,
-                              const std::vector<int>& gradient_of, const std::string& number) {
-  if (!number.empty() && count != 1)
+                              const std::vector<int>& gradient_of, bool as_template) {
+  if (as_template && count != 1)
     throw std::logic_error("replicate_micro_batches: a template has one micro-batch");
   const int n = static_cast<int>(g.size());
   std::vector<bool> is_weight(n, false);
@@ -67,7 +67,7 @@ Graph replicate_micro_batches(Graph g, int count, const std::map<std::string, Ex
     grad_header[grad] = std::move(h);
   }
   for (int mb = 0; mb < count; ++mb) {
-    const std::string prefix = "mb" + (number.empty() ? std::to_string(mb) : number) + ".";
+    const std::string prefix = "mb" + std::to_string(mb) + ".";
     for (int i = 0; i < n; ++i) {
       if (is_weight[i]) continue;
       // The last replica takes the tensors instead of copying them. (Not a
@@ -79,6 +79,7 @@ Graph replicate_micro_batches(Graph g, int count, const std::map<std::string, Ex
         t = std::move(g.mutable_tensor(i));
       }
       t.name = prefix + t.name;
+      if (as_template) t.number_at = 2;  // "mb0."
       t.micro_batch = mb;
       auto map = [&](int& ref) {
         if (ref >= 0) ref = copy_of(ref, mb);

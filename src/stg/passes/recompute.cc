@@ -52,7 +52,9 @@ int add_recomputation(graph::Graph& g, bool selective) {
   for (int i = 0; i < n; ++i) {
     if (!redo[i]) continue;
     Tensor t = g[i];
-    t.name = "recompute." + t.name;
+    const std::string prefix = "recompute.";
+    t.name = prefix + t.name;
+    t.number_at = graph::number_after(t.number_at, prefix.size());
     t.backward = true;  // it runs in the backward pass
     t.grad_of = -1;
     copy[i] = g.add(std::move(t));

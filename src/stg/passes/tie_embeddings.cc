@@ -28,6 +28,7 @@ int tie_embeddings(graph::Graph& g, const std::vector<int>& gradient_of, int gro
     Tensor t;
     t.op = Op::kCollective;
     t.name = grad.name + ".tied_sum";
+    t.number_at = grad.number_at;
     t.revision = grad.revision;
     t.x1 = dw;
     t.x1_shape = t.x2_shape = r.y_shape;  // the sum has the copy's view
@@ -35,6 +36,7 @@ int tie_embeddings(graph::Graph& g, const std::vector<int>& gradient_of, int gro
     t.comm.type = graph::CollType::kAllReduce;
     t.comm.axis = group;
     t.comm.label = grad.id() + "_TIED_SUM";
+    t.comm.label_number_at = grad.number_at;
     t.micro_batch = grad.micro_batch;
     t.backward = true;
     t.placement = grad.placement;
