@@ -16,8 +16,9 @@
 namespace stg::mesh {
 
 // What an axis splits; passes that need "the data-parallel axis" ask for
-// its kind instead of its symbol.
-enum class AxisKind { kData, kTensor, kSequence, kExpert, kOther };
+// its kind instead of its symbol. kStage: the pipeline stages (axes.h),
+// which the mesh holds as stages(), not as an axis.
+enum class AxisKind { kData, kTensor, kSequence, kExpert, kStage, kOther };
 
 // A communicator group that is not an axis: the ranks with the same spatial
 // coordinates on a few chosen stages (Megatron's embedding group: the first
