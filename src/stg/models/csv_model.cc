@@ -26,7 +26,6 @@ Model build_csv_model(const std::string& path) {
   m.axes = common_axes(Spelling::kLater);
   for (ModelAxis& a : m.axes)  // a sheet may spell an axis as the seed did (sp)
     if (!symbols.count(a.symbol)) a.symbol = mesh::kAxes[mesh::find_axis(a.name)].seed_symbol;
-  // Opt-in axes rank after the common ones (mesh/axes.h).
   for (const ModelAxis& a : opt_in_axes_used(symbols)) m.axes.push_back(a);
   m.degree_symbols = all_degree_symbols();
   m.claim = graph::ClaimRule::kEveryAxisInDim;

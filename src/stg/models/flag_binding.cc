@@ -1,5 +1,8 @@
 #include "stg/models/flag_binding.h"
 
+#include <algorithm>
+#include <limits>
+
 namespace stg::models {
 
 void bind_dims(Workload& w, const std::vector<Dim>& dims) {
@@ -27,8 +30,18 @@ int zero_stage(const Options& o) {
 }
 
 mesh::Mesh make_mesh(const Model& m, const mesh::Degrees& degree) {
+  // In the table's rank order, whatever order the model lists them in
+  // (names the table lacks last, as listed).
+  std::vector<ModelAxis> ordered = m.axes;
+  std::stable_sort(ordered.begin(), ordered.end(), [](const ModelAxis& a, const ModelAxis& b) {
+    auto place = [](const ModelAxis& x) {
+      const int row = mesh::find_axis(x.name);
+      return row < 0 ? std::numeric_limits<int>::max() : mesh::kAxes[row].rank_place;
+    };
+    return place(a) < place(b);
+  });
   std::vector<mesh::MeshAxis> axes;
-  for (const ModelAxis& a : m.axes) {
+  for (const ModelAxis& a : ordered) {
     const int row = mesh::find_axis(a.name);
     if (row < 0)
       axes.push_back({a.name, a.symbol, 1, a.kind, "--" + a.name});

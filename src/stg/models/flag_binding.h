@@ -32,7 +32,8 @@ void bind_degree(Workload& w, const char* symbol, const char* flag, int64_t valu
 // --zero_stage, with --weight_sharded 1 as ZeRO stage 3.
 int zero_stage(const Options& o);
 
-// The mesh of the model's axes with their degrees, on degree["pp"] stages.
+// The mesh of the model's axes, in the table's rank order, with their
+// degrees, on degree["pp"] stages.
 mesh::Mesh make_mesh(const Model& m, const mesh::Degrees& degree);
 
 // Sets w.mesh (make_mesh) and binds the symbols of every axis, in the
