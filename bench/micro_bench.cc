@@ -36,7 +36,7 @@ struct Fixture {
     stg::Options o;
     o.model = stg::ModelKind::kGpt;
     o.num_stacks = layers;
-    o.dp = o.tp = o.pp = 2;
+    o.degree["dp"] = o.degree["tp"] = o.degree["pp"] = 2;
     o.dmodel = 8192;
     o.dff = 28672;
     o.head = 64;

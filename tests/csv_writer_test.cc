@@ -175,7 +175,7 @@ TEST(CsvWriter, RoundTripsModelsAfterEachPass) {
           2, std::map<std::string, expr::Expr>{{"Batch", expr::Expr::symbol("MicroBatch")}})
         .emplace<passes::AddRecomputation>()
         .emplace<passes::AddWeightUpdates>(zero)
-        .emplace<passes::AssignStages>(2, m.num_blocks, 1)
+        .emplace<passes::AssignStages>(m.num_blocks, 1)
         .emplace<passes::InsertSendRecv>()
         .emplace<passes::InsertCollectives>(
             graph::ShardingRule{{{0, "dp"}, {1, "tp"}}, m.degree_symbols, m.claim});

@@ -202,8 +202,8 @@ TEST_P(FeaturesModels, GenerateAndValidateCleanAtDp2Tp2Pp2) {
   const ModelCase& c = GetParam();
   TempDir tmp;
   Options o = small(c.model, tmp.sub("out"));
-  o.dp = o.tp = o.pp = 2;
-  o.ep = c.ep;
+  o.degree["dp"] = o.degree["tp"] = o.degree["pp"] = 2;
+  o.degree["ep"] = c.ep;
   const RunSummary s = generate(o);
   EXPECT_EQ(s.ranks, c.ranks);
   EXPECT_EQ(s.files, c.ranks + 1);
@@ -236,7 +236,7 @@ TEST(FeaturesModels, LlamaQkvProjectionUsesKvHeads) {
     SCOPED_TRACE(std::string(c.model) + " kvhead " + std::to_string(c.kvhead));
     TempDir tmp;
     Options o = small(c.model, tmp.sub("out"));
-    o.dp = o.tp = o.pp = 2;
+    o.degree["dp"] = o.degree["tp"] = o.degree["pp"] = 2;
     if (std::string(c.model) == "llama") o.kvhead = c.kvhead;
     generate(o);
     const int64_t heads = (h + 2 * c.kvhead) / tp;      // llama kvhead 2: 6; 4: 8; 8 and gpt: 12
@@ -270,7 +270,7 @@ TEST(FeaturesModels, LlamaQkvProjectionUsesKvHeads) {
 TEST(FeaturesModels, MoeAllToAllIsOnEpGroups) {
   TempDir tmp;
   Options o = small("moe", tmp.sub("out"));
-  o.dp = o.tp = o.pp = o.ep = 2;
+  o.degree["dp"] = o.degree["tp"] = o.degree["pp"] = o.degree["ep"] = 2;
   generate(o);
   const Output out = read_output(o.output_dir);
   int64_t all_to_all = 0;
@@ -293,8 +293,8 @@ TEST(FeaturesModels, MoeAllToAllIsOnEpGroups) {
 TEST(FeaturesModels, MoeWithoutExpertParallelismHasNoAllToAll) {
   TempDir tmp;
   Options o = small("moe", tmp.sub("out"));
-  o.dp = o.tp = o.pp = 2;
-  o.ep = 1;
+  o.degree["dp"] = o.degree["tp"] = o.degree["pp"] = 2;
+  o.degree["ep"] = 1;
   EXPECT_EQ(generate(o).ranks, 8);
   expect_clean(o.output_dir);
   const Output out = read_output(o.output_dir);
@@ -324,7 +324,7 @@ TEST(FeaturesMicroBatch, TotalOpsConstantAndOneGradientAllReducePerMicroBatch) {
     SCOPED_TRACE("micro_batch " + std::to_string(micro));
     const int64_t m = 8 / micro;
     Options o = small("gpt", tmp.sub("mb" + std::to_string(micro)));
-    o.dp = o.tp = 2;
+    o.degree["dp"] = o.degree["tp"] = 2;
     o.micro_batch = micro;
     generate(o);
     expect_clean(o.output_dir);
@@ -411,7 +411,7 @@ TEST(FeaturesRecompute, ParallelOutputValidatesClean) {
     SCOPED_TRACE(schedule);
     TempDir tmp;
     Options o = small("llama", tmp.sub("out"));
-    o.dp = o.tp = o.pp = 2;
+    o.degree["dp"] = o.degree["tp"] = o.degree["pp"] = 2;
     o.micro_batch = 4;
     o.activation_recompute = Recompute::kFull;
     o.pipeline_schedule = parse_schedule(schedule);
@@ -436,7 +436,7 @@ TEST(FeaturesSchedules, ValidateCleanAndCtrlDepsOnlyWithASchedule) {
     SCOPED_TRACE(schedule);
     TempDir tmp;
     Options o = small("gpt", tmp.sub("out"));
-    o.dp = o.tp = o.pp = 2;
+    o.degree["dp"] = o.degree["tp"] = o.degree["pp"] = 2;
     o.num_stacks = 4;
     o.micro_batch = 2;
     o.pipeline_schedule = parse_schedule(schedule);
@@ -586,7 +586,7 @@ TEST(FeaturesMemoryReport, MicroBatchesInFlightFollowTheSchedule) {
   std::map<std::string, std::vector<MemoryLine>> by_schedule;
   for (const char* schedule : {"none", "gpipe", "1f1b"}) {
     Options o = big_gpt(tmp.sub(schedule));
-    o.pp = 4;
+    o.degree["pp"] = 4;
     o.num_stacks = 4;
     o.batch = 8;
     o.micro_batch = 1;
@@ -630,8 +630,8 @@ TEST(FeaturesMemoryReport, ZeroStagesShrinkOptimizerGradientsParameters) {
     SCOPED_TRACE("zero_stage " + std::to_string(zero));
     TempDir tmp;
     Options o = big_gpt(tmp.sub("out"));
-    o.dp = 2;
-    o.pp = 3;
+    o.degree["dp"] = 2;
+    o.degree["pp"] = 3;
     o.num_stacks = 3;
     o.batch = 2;
     o.zero_stage = zero;
@@ -672,7 +672,7 @@ TEST(FeaturesMemoryReport, ActivationsCountTensorsReadThroughViews) {
     SCOPED_TRACE(recompute ? "recompute" : "no recompute");
     TempDir tmp;
     Options o = big_gpt(tmp.sub("out"));
-    o.pp = 3;
+    o.degree["pp"] = 3;
     o.num_stacks = 3;
     o.batch = 1;
     o.activation_recompute = recompute ? Recompute::kFull : Recompute::kNone;
@@ -754,7 +754,7 @@ int64_t expected_kernel_flops(const std::string& name) {
 TEST(FeaturesUnits, PhysicalScalesEinsumsAndSizes) {
   TempDir tmp;
   Options base = small("llama", tmp.sub("stg"));
-  base.dp = base.tp = base.pp = 2;
+  base.degree["dp"] = base.degree["tp"] = base.degree["pp"] = 2;
   generate(base);
   for (const auto& [dtype, bytes] : std::vector<std::pair<std::string, int64_t>>{
            {"bf16", 2}, {"fp16", 2}, {"fp32", 4}, {"fp8", 1}}) {
@@ -825,7 +825,7 @@ TEST(FeaturesZero, StagesChangeTheDataParallelCollectives) {
   for (int zero = 0; zero <= 3; ++zero) {
     SCOPED_TRACE("zero_stage " + std::to_string(zero));
     Options o = small("gpt", tmp.sub("z" + std::to_string(zero)));
-    o.dp = o.tp = 2;
+    o.degree["dp"] = o.degree["tp"] = 2;
     o.micro_batch = 4;
     o.zero_stage = zero;
     generate(o);
@@ -858,7 +858,7 @@ TEST(FeaturesZero, StagesChangeTheDataParallelCollectives) {
   EXPECT_GT(counts[3][rs], 0);
 
   Options o = small("gpt", tmp.sub("ws"));
-  o.dp = o.tp = 2;
+  o.degree["dp"] = o.degree["tp"] = 2;
   o.micro_batch = 4;
   o.weight_sharded = true;
   generate(o);
@@ -894,15 +894,15 @@ Options options_from(const Args& args) {
     else if (flag == "--output_dir")
       o.output_dir = v;
     else if (flag == "--dp")
-      o.dp = n();
+      o.degree["dp"] = n();
     else if (flag == "--tp")
-      o.tp = n();
+      o.degree["tp"] = n();
     else if (flag == "--sp")
-      o.sp = n();
+      o.degree["sp"] = n();
     else if (flag == "--pp")
-      o.pp = n();
+      o.degree["pp"] = n();
     else if (flag == "--ep")
-      o.ep = n();
+      o.degree["ep"] = n();
     else if (flag == "--num_stacks")
       o.num_stacks = n();
     else if (flag == "--batch")

@@ -77,7 +77,7 @@ const char* const kFeatures[] = {"plain",           "sp2_tpsp",       "zero3", "
 void apply_feature(Options& o, int feature) {
   switch (feature) {
     case 1:
-      o.sp = 2;
+      o.degree["sp"] = 2;
       o.tpsp = true;
       break;
     case 2:
@@ -122,11 +122,11 @@ Options options_for(const FlatCase& c, const std::string& dir) {
   if (c.model == "moe") {
     o.experts = 4;
     o.kexperts = 2;
-    o.ep = 2;
+    o.degree["ep"] = 2;
   }
-  o.dp = 2;
-  o.tp = 2;
-  o.pp = c.pp;
+  o.degree["dp"] = 2;
+  o.degree["tp"] = 2;
+  o.degree["pp"] = c.pp;
   // One sample per dp rank (dp x ep under --framework megatron).
   o.micro_batch = c.megatron && c.model == "moe" ? 4 : 2;
   o.batch = *o.micro_batch * c.micro_batches;

@@ -192,11 +192,11 @@ Options Config::options(const std::string& dir) const {
   Options o;
   o.output_dir = dir;
   o.schema = parse_schema(schema);
-  o.dp = dp;
-  o.tp = tp;
-  o.sp = sp;
-  o.pp = pp;
-  o.ep = ep;
+  o.degree["dp"] = dp;
+  o.degree["tp"] = tp;
+  o.degree["sp"] = sp;
+  o.degree["pp"] = pp;
+  o.degree["ep"] = ep;
   o.weight_sharded = weight_sharded;
   o.zero_stage = zero;
   if (!preset.empty()) {

@@ -81,10 +81,10 @@ Options options_of(const Config& c, const std::string& dir) {
   o.dvocal = c.V;
   o.batch = c.B;
   o.micro_batch = c.B / c.m;  // Megatron's global micro-batch: b x dp
-  o.dp = c.dp;
-  o.tp = c.tp;
-  o.pp = c.pp;
-  o.ep = c.ep;
+  o.degree["dp"] = c.dp;
+  o.degree["tp"] = c.tp;
+  o.degree["pp"] = c.pp;
+  o.degree["ep"] = c.ep;
   o.tpsp = c.sp;
   o.activation_recompute = c.recompute;
   if (c.causal) o.causal_saving = true;

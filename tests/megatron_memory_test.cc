@@ -57,9 +57,9 @@ std::vector<report::StageMemory> run(const Plan& p) {
   o.dvocal = p.V;
   o.batch = p.B;
   o.micro_batch = p.micro;
-  o.dp = p.dp;
-  o.tp = p.tp;
-  o.pp = p.pp;
+  o.degree["dp"] = p.dp;
+  o.degree["tp"] = p.tp;
+  o.degree["pp"] = p.pp;
   o.tpsp = p.sp;
   o.activation_recompute = p.recompute;
   o.zero_stage = p.zero;

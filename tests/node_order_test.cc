@@ -157,12 +157,12 @@ Options small_model(const std::string& type) {
   o.head = 8;
   o.kvhead = 4;
   o.dvocal = 256;
-  o.dp = o.tp = o.pp = 2;
+  o.degree["dp"] = o.degree["tp"] = o.degree["pp"] = 2;
   o.threads = 2;
   if (type == "moe") {
     o.experts = 4;
     o.kexperts = 2;
-    o.ep = 2;
+    o.degree["ep"] = 2;
   }
   return o;
 }

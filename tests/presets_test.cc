@@ -427,9 +427,9 @@ TEST(PresetsGenerate, EveryPresetSmall) {
 TEST(PresetsGenerate, Llama3WithTensorAndPipelineParallelism) {
   ScratchDir dir;
   Options o = small(dir.path());
-  o.dp = 2;
-  o.tp = 2;
-  o.pp = 2;
+  o.degree["dp"] = 2;
+  o.degree["tp"] = 2;
+  o.degree["pp"] = 2;
   apply_preset(*find_preset("llama3-8b"), o);
   RunSummary s;
   ASSERT_NO_THROW(s = generate(o));

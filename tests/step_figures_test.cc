@@ -189,9 +189,9 @@ std::vector<std::string> gpt_args(const std::string& dir) {
 Options gpt_options(const std::string& dir) {
   Options o;
   o.model = ModelKind::kGpt;
-  o.dp = kDp;
-  o.tp = kTp;
-  o.pp = kPp;
+  o.degree["dp"] = kDp;
+  o.degree["tp"] = kTp;
+  o.degree["pp"] = kPp;
   o.num_stacks = 2;
   o.batch = kBatch;
   o.seq = kSeq;
@@ -406,10 +406,10 @@ TEST(StepFigures, MoeExpertParallelTrafficIsEp) {
   const std::string dir = tmp.sub("out");
   Options o = gpt_options(dir);
   o.model = ModelKind::kMoe;
-  o.dp = 1;
-  o.tp = 1;
-  o.pp = 1;
-  o.ep = 2;
+  o.degree["dp"] = 1;
+  o.degree["tp"] = 1;
+  o.degree["pp"] = 1;
+  o.degree["ep"] = 2;
   o.kvhead = 4;
   o.experts = 4;
   o.kexperts = 2;

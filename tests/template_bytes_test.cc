@@ -94,15 +94,15 @@ Options options_from(const std::vector<std::string>& args) {
     } else if (f == "--chakra_schema_version") {
       o.schema = parse_schema(v);
     } else if (f == "--dp") {
-      o.dp = n();
+      o.degree["dp"] = n();
     } else if (f == "--tp") {
-      o.tp = n();
+      o.degree["tp"] = n();
     } else if (f == "--sp") {
-      o.sp = n();
+      o.degree["sp"] = n();
     } else if (f == "--pp") {
-      o.pp = n();
+      o.degree["pp"] = n();
     } else if (f == "--ep") {
-      o.ep = n();
+      o.degree["ep"] = n();
     } else if (f == "--weight_sharded") {
       o.weight_sharded = yes();
     } else if (f == "--zero_stage") {

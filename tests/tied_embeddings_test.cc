@@ -36,9 +36,9 @@ Options tied_run(const std::string& dir, int pp, std::optional<bool> tie) {
   o.batch = 8;
   o.micro_batch = 2;
   o.dvocal = 256;
-  o.dp = 2;
-  o.tp = 2;
-  o.pp = pp;
+  o.degree["dp"] = 2;
+  o.degree["tp"] = 2;
+  o.degree["pp"] = pp;
   o.tie_embeddings = tie;
   o.threads = 1;
   return o;

@@ -154,9 +154,9 @@ Lowered lower(const Options& o) {
 Options gpt_options() {
   Options o;
   o.model = ModelKind::kGpt;
-  o.dp = 2;
-  o.tp = 2;
-  o.pp = 2;
+  o.degree["dp"] = 2;
+  o.degree["tp"] = 2;
+  o.degree["pp"] = 2;
   o.num_stacks = 4;
   o.dmodel = 256;
   o.dff = 1024;
@@ -306,7 +306,7 @@ TEST(TraceDetailTemplate, GptOneFOneBEqualsLibprotobuf) {
 TEST(TraceDetailTemplate, MoeWithEpEqualsLibprotobuf) {
   Options o = gpt_options();
   o.model = ModelKind::kMoe;
-  o.ep = 2;
+  o.degree["ep"] = 2;
   o.kvhead = 4;
   o.micro_batch = 8;
   o.pipeline_schedule = lower::Schedule::kNone;
@@ -315,10 +315,10 @@ TEST(TraceDetailTemplate, MoeWithEpEqualsLibprotobuf) {
 
 TEST(TraceDetailTemplate, TransformerWithSpAndFsdpEqualsLibprotobuf) {
   Options o;
-  o.dp = 2;
-  o.tp = 2;
-  o.sp = 2;
-  o.pp = 2;
+  o.degree["dp"] = 2;
+  o.degree["tp"] = 2;
+  o.degree["sp"] = 2;
+  o.degree["pp"] = 2;
   o.weight_sharded = true;
   o.num_stacks = 4;
   o.dmodel = 256;

@@ -3,6 +3,8 @@
 #include <string>
 #include <string_view>
 
+#include "stg/mesh/axes.h"
+
 namespace cli {
 
 namespace {
@@ -38,11 +40,6 @@ constexpr FlagHelp kFlags[] = {
     {"--dump_after", kOutput, "none"},
     {"--validate", kOutput, "off"},
     {"--print_step_figures", kOutput, "off"},
-    {"--dp", kParallelism, "1"},
-    {"--tp", kParallelism, "1"},
-    {"--sp", kParallelism, "1"},
-    {"--pp", kParallelism, "1"},
-    {"--ep", kParallelism, "1"},
     {"--weight_sharded", kParallelism, "0"},
     {"--model_type", kModel, "transformer"},
     {"--num_stacks", kModel, "32 / 80"},
@@ -86,6 +83,9 @@ void apply_help_groups(CLI::App& app) {
     const FlagHelp* help = nullptr;
     for (const FlagHelp& f : kFlags)
       if (f.flag == name) help = &f;
+    const FlagHelp axis{name, kParallelism, "1"};  // every axis flag (mesh/axes.h)
+    for (const stg::mesh::AxisSpec& a : stg::mesh::kAxes)
+      if (a.flag == name) help = &axis;
     if (!help) {
       opt->group("Other");
       continue;

@@ -150,12 +150,11 @@ int generate_main(int argc, char** argv) {
   app.add_option("--chakra_schema_version", schema, "v0.0.4, v0.0.1 or json");
   app.add_option("--trace_detail", trace_detail,
                  "full, or sim: only what a simulator reads, short names");
-  app.add_option("--dp", o.dp, "data-parallel degree");
-  // --mp is the reference's older name for tp.
-  app.add_option("--tp,--mp", o.tp, "tensor-parallel degree (alias --mp)");
-  app.add_option("--sp", o.sp, "sequence-parallel degree");
-  app.add_option("--pp", o.pp, "pipeline-parallel degree (stages)");
-  app.add_option("--ep", o.ep, "expert-parallel degree (moe)");
+  for (int r = 0; r < stg::mesh::kNumAxes; ++r) {  // one flag per axis (mesh/axes.h)
+    const stg::mesh::AxisSpec& a = stg::mesh::kAxes[r];
+    const std::string alias = *a.alias ? std::string(",") + a.alias : "";
+    app.add_option(a.flag + alias, o.degree.row(r), a.help);
+  }
   app.add_option("--weight_sharded", weight_sharded, "FSDP: shard weights over dp (0/1)");
   app.add_option("--model_type", model_type, stg::models::model_names());
   app.add_option("--din", o.din, "input embedding size (transformer)");

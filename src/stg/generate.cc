@@ -16,6 +16,7 @@
 #include "stg/io/output_names.h"
 #include "stg/lower/expand_stage.h"
 #include "stg/lower/flat_stage.h"
+#include "stg/mesh/axes.h"
 #include "stg/mesh/rank_layout.h"
 #include "stg/models/registry.h"
 #include "stg/passes/bind_symbols.h"
@@ -133,7 +134,7 @@ passes::PassManager build_pipeline(const Options& o, const models::Workload& w, 
   if (o.megatron())
     pm.emplace<passes::SetGradientPrecision>(
         static_cast<int>(dtype_bytes(o.grad_dtype.value_or(DType::kFp32))));
-  pm.emplace<passes::AssignStages>(static_cast<int>(o.pp), w.model.num_blocks, o.virtual_stages);
+  pm.emplace<passes::AssignStages>(w.model.num_blocks, o.virtual_stages);
   pm.emplace<passes::InsertSendRecv>();
   if (w.embedding_group >= 0) pm.emplace<passes::TieEmbeddings>(w.embedding_group);
   pm.emplace<passes::InsertCollectives>(models::sharding_rule(w));
@@ -158,21 +159,22 @@ lower::LowerOptions lower_options(const Options& o, const models::Workload& w) {
   lo.order = o.megatron() ? lower::NodeOrder::kIssue : lower::NodeOrder::kReference;
   lo.schedule = o.pipeline_schedule;
   lo.micro_batches = w.micro_batches;
-  lo.pp = static_cast<int>(o.pp);
+  lo.pp = static_cast<int>(w.mesh.stages());
   const int chunks = o.virtual_stages;
   require(chunks >= 1, "--virtual_stages " + std::to_string(chunks) + " is not valid: use >= 1");
   require(chunks == 1 || lo.schedule == lower::Schedule::kInterleaved,
           "--virtual_stages applies to --pipeline_schedule interleaved only: add it or drop "
           "--virtual_stages");
-  require(chunks == 1 || o.pp * chunks <= w.model.num_blocks,
-          "--pp " + std::to_string(o.pp) + " x --virtual_stages " + std::to_string(chunks) +
+  const int64_t pp = w.mesh.stages();
+  require(chunks == 1 || pp * chunks <= w.model.num_blocks,
+          "--pp " + std::to_string(pp) + " x --virtual_stages " + std::to_string(chunks) +
               " is larger than --num_stacks " + std::to_string(w.model.num_blocks) +
               ": every virtual stage needs at least one block");
   if (lo.schedule == lower::Schedule::kInterleaved)
-    require(w.micro_batches % o.pp == 0,
+    require(w.micro_batches % pp == 0,
             "--pipeline_schedule interleaved needs a number of micro-batches (--batch / "
             "--micro_batch = " +
-                std::to_string(w.micro_batches) + ") divisible by --pp " + std::to_string(o.pp));
+                std::to_string(w.micro_batches) + ") divisible by --pp " + std::to_string(pp));
   lo.chunks = chunks;
   return lo;
 }
@@ -394,11 +396,7 @@ report::StepFigures step_of_run(const std::vector<std::optional<lower::FlatStage
 RunSummary generate(const Options& o, ProgressListener* progress) {
   ProgressListener silent;
   ProgressListener& listen = progress ? *progress : silent;
-  check_degree("--dp", o.dp);
-  check_degree("--tp", o.tp);
-  check_degree("--sp", o.sp);
-  check_degree("--pp", o.pp);
-  check_degree("--ep", o.ep);
+  for (int r = 0; r < mesh::kNumAxes; ++r) check_degree(mesh::kAxes[r].flag, o.degree.row(r));
   const OutputPlan out = resolve_outputs(o);
   listen.phase("building the model", 0, "");
   models::Workload w = models::build_workload(o);

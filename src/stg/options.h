@@ -12,6 +12,7 @@
 
 #include "stg/emit/schema.h"
 #include "stg/lower/schedule.h"
+#include "stg/mesh/axes.h"
 
 namespace stg {
 
@@ -60,7 +61,7 @@ struct Options {
   emit::Schema schema = emit::Schema::kV004;
   emit::TraceDetail trace_detail = emit::TraceDetail::kFull;  // full or sim
 
-  int64_t dp = 1, tp = 1, sp = 1, pp = 1, ep = 1;
+  mesh::Degrees degree;  // by axis (mesh/axes.h): degree["dp"]
   bool weight_sharded = false;
   std::optional<int> zero_stage;  // 0-3; 3 is --weight_sharded 1
 

@@ -2,10 +2,11 @@
 //
 // A rank is a point of the mesh: one coordinate per spatial axis plus its
 // pipeline stage. Axes are listed in rank order, the fastest-varying first;
-// the stage varies slowest. The model names its axes and the symbols its
-// shapes use for them; the flags give their degrees. Rank numbering, comm
-// groups, sharding and the memory report read the mesh, so an axis is added
-// by listing it, not by editing those.
+// the stage varies slowest. The model takes its axes, and the symbols its
+// shapes use for them, from the table of axes (axes.h); the flags give their
+// degrees. Rank numbering, comm groups, sharding and the memory report read
+// the mesh, so an axis is added by a row of that table, not by editing
+// those. The mesh owns the pipeline degree (stages()).
 #pragma once
 
 #include <cstdint>
@@ -16,8 +17,9 @@
 namespace stg::mesh {
 
 // What an axis splits; passes that need "the data-parallel axis" ask for
-// its kind instead of its symbol.
-enum class AxisKind { kData, kTensor, kSequence, kExpert, kOther };
+// its kind instead of its symbol. kStage: the pipeline stages (axes.h),
+// which the mesh holds as stages(), not as an axis.
+enum class AxisKind { kData, kTensor, kSequence, kExpert, kStage, kOther };
 
 // A communicator group that is not an axis: the ranks with the same spatial
 // coordinates on a few chosen stages (Megatron's embedding group: the first

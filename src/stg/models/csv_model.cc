@@ -1,6 +1,7 @@
 #include "stg/models/csv_model.h"
 
 #include "stg/graph/csv_module.h"
+#include "stg/models/model_axes.h"
 
 namespace stg::models {
 
@@ -22,12 +23,11 @@ Model build_csv_model(const std::string& path) {
   Model m;
   m.graph = graph::read_module_csv(path);  // placement: block 0 by default
   const std::set<std::string> symbols = csv_model_symbols(m);
-  using mesh::AxisKind;
-  m.axes = {{"dp", "dp", AxisKind::kData},
-            {"tp", "tp", AxisKind::kTensor},
-            {"sp", symbols.count("cp") ? "cp" : "sp", AxisKind::kSequence}};
-  if (symbols.count("ep")) m.axes.push_back({"ep", "ep", AxisKind::kExpert});
-  m.degree_symbols = {"dp", "tp", "cp", "sp", "ep"};
+  m.axes = common_axes(Spelling::kLater);
+  for (ModelAxis& a : m.axes)  // a sheet may spell an axis as the seed did (sp)
+    if (!symbols.count(a.symbol)) a.symbol = mesh::kAxes[mesh::find_axis(a.name)].seed_symbol;
+  for (const ModelAxis& a : opt_in_axes_used(symbols)) m.axes.push_back(a);
+  m.degree_symbols = all_degree_symbols();
   m.claim = graph::ClaimRule::kEveryAxisInDim;
   m.num_blocks = 1;
   return m;

@@ -10,8 +10,9 @@
 namespace stg::models {
 
 // The module at `path` as a model: its graph (every tensor in block 0,
-// num_blocks = 1) and the axes dp -> "dp", tp -> "tp", sp -> "cp" when the
-// sheet uses cp (else "sp"), and ep -> "ep" only when the sheet uses ep.
+// num_blocks = 1) and the axes of mesh/axes.h: every common axis with its
+// later symbol when the sheet uses it, else the seed's (sp -> "cp" or "sp"),
+// and an opt-in axis (ep) only when the sheet uses its symbol.
 // Throws graph::GraphError naming the file, row and column of a bad row.
 Model build_csv_model(const std::string& path);
 

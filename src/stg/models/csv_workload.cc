@@ -47,9 +47,10 @@ Workload csv_workload(const Options& o) {
   } catch (const graph::GraphError& e) {
     throw UsageError(std::string("--module_csv: ") + e.what());
   }
-  require(o.pp == 1, "--pp " + num(o.pp) +
-                         " needs a model with blocks: a --module_csv module runs on one stage "
-                         "(use --pp 1)");
+  require(o.degree.stages() == 1,
+          "--pp " + num(o.degree.stages()) +
+              " needs a model with blocks: a --module_csv module runs on one stage "
+              "(use --pp 1)");
   const std::map<std::string, std::pair<const char*, std::optional<int64_t>>> dims = {
       {"Batch", {"--batch", o.batch}},
       {"MicroBatch", {"--micro_batch", o.micro_batch}},
@@ -68,7 +69,9 @@ Workload csv_workload(const Options& o) {
                                              w.model.degree_symbols.end());
   const std::map<std::string, expr::Expr> zero = zero_bindings(0);
   for (const std::string& symbol : csv_model_symbols(w.model)) {
-    if (degree_symbols.count(symbol) || symbol == "pp" || zero.count(symbol)) continue;
+    if (degree_symbols.count(symbol) || symbol == mesh::kAxes[mesh::stage_row()].symbol ||
+        zero.count(symbol))
+      continue;
     auto it = dims.find(symbol);
     require(it != dims.end(), "--module_csv " + o.module_csv + " uses the symbol '" + symbol +
                                   "', which no flag sets: use Batch, Seq, Dmodel, Dff, Head, "
@@ -77,15 +80,9 @@ Workload csv_workload(const Options& o) {
             "--module_csv " + o.module_csv + " uses " + symbol + ": give " + it->second.first);
     bind_dims(w, {{symbol.c_str(), it->second.first, it->second.second, 1}});
   }
-  bind_degree(w, "dp", "--dp", o.dp);
-  bind_degree(w, "tp", "--tp", o.tp);
-  bind_degree(w, "sp", "--sp", o.sp);
-  bind_degree(w, "cp", "--sp", o.sp);
-  bind_degree(w, "ep", "--ep", o.ep);
-  bind_degree(w, "pp", "--pp", o.pp);
   w.zero_stage = zero_stage(o);
   w.bindings = zero_bindings(w.zero_stage);
-  w.mesh = make_mesh(w.model, {{"dp", o.dp}, {"tp", o.tp}, {"sp", o.sp}, {"ep", o.ep}}, o.pp);
+  bind_axes(w, o.degree, {Spelling::kSeed, Spelling::kLater});  // a sheet may use either
   check_transitions(w, o.module_csv);
   return w;
 }

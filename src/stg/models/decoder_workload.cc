@@ -48,6 +48,50 @@ void check_weight_dims(const Workload& w) {
   }
 }
 
+// Every tensor-parallel, sequence and expert split is whole (the dims
+// bound; `degree` with the dense models' tp x ep).
+void check_parallel_split(const expr::Values& values, const Options& o, const mesh::Degrees& degree,
+                          int64_t micro, bool tpsp) {
+  const bool moe = o.model_kind() == ModelKind::kMoe;
+  const bool llama = o.model_kind() == ModelKind::kLlama;
+  const auto& v = values.by_symbol;
+  const int64_t tp = degree["tp"], dp = degree["dp"], ep = degree["ep"];
+  if (tpsp)
+    require(v.at("Seq") % (degree["sp"] * tp) == 0,
+            "--seq " + num(v.at("Seq")) + " is not divisible by --sp * --tp = " +
+                num(degree["sp"] * tp) + ": with --tpsp 1 the sequence is split over both");
+  require(v.at("Head") % tp == 0, "--head " + num(v.at("Head")) + " is not divisible by --tp " +
+                                      num(tp) + ": every tensor-parallel rank needs whole heads");
+  // The FFN weights are stored flat, so check_weight_dims cannot see Dff/tp.
+  require(v.at("Dff") % tp == 0, "--dff " + num(v.at("Dff")) + " is not divisible by --tp " +
+                                     num(tp) +
+                                     ": every tensor-parallel rank needs a whole share of the FFN");
+  require(v.at("Dmodel") % v.at("Head") == 0,
+          "--dmodel " + num(v.at("Dmodel")) + " is not divisible by --head " + num(v.at("Head")) +
+              ": every attention head needs a whole head dimension (--dmodel / --head)");
+  if (llama || moe) {
+    require(v.at("Head") % v.at("KVHead") == 0, "--kvhead " + num(v.at("KVHead")) +
+                                                    " does not divide --head " + num(v.at("Head")) +
+                                                    ": query heads are shared by whole groups");
+    require(v.at("KVHead") % tp == 0, "--kvhead " + num(v.at("KVHead")) +
+                                          " is not divisible by --tp " + num(tp) +
+                                          ": every tensor-parallel rank needs whole KV heads");
+  }
+  if (moe && o.megatron())
+    require(micro % (dp * ep) == 0,
+            "--micro_batch " + num(micro) + " is not divisible by --dp x --ep = " + num(dp * ep) +
+                ": with --framework megatron expert parallelism is carved out of data "
+                "parallelism, so every dp x ep rank needs whole sequences");
+  if (moe) {
+    require(v.at("Experts") % ep == 0, "--experts " + num(v.at("Experts")) +
+                                           " is not divisible by --ep " + num(ep) +
+                                           ": every expert-parallel rank holds whole experts");
+    require(v.at("KExperts") <= v.at("Experts"),
+            "--kexperts " + num(v.at("KExperts")) + " is larger than --experts " +
+                num(v.at("Experts")) + ": a token cannot pick more experts than exist");
+  }
+}
+
 }  // namespace
 
 Workload decoder_workload(const Options& o) {
@@ -80,83 +124,46 @@ Workload decoder_workload(const Options& o) {
                 {"KVHead", "--kvhead", o.kvhead, 8},
                 {"Experts", "--experts", o.experts, 8},
                 {"KExperts", "--kexperts", o.kexperts, 2}});
-  if (o.megatron()) pad_vocabulary(w, o, moe ? o.tp : o.tp * o.ep);
+  // The reference's dense path multiplies tp by ep; moe has ep as its own axis.
+  mesh::Degrees degree = o.degree;
+  if (!moe) degree["tp"] *= degree["ep"];
+  const int64_t tp = degree["tp"], dp = degree["dp"], ep = degree["ep"], pp = degree.stages();
+  if (o.megatron()) pad_vocabulary(w, o, tp);
   const auto& v = w.values.by_symbol;
   require(batch % micro == 0, "--batch " + num(batch) + " is not divisible by --micro_batch " +
                                   num(micro) +
                                   ": choose a micro-batch size that divides the batch");
-  require(micro % o.dp == 0, "--micro_batch " + num(micro) + " is not divisible by --dp " +
-                                 num(o.dp) + ": each data-parallel rank needs a whole share");
+  require(micro % dp == 0, "--micro_batch " + num(micro) + " is not divisible by --dp " + num(dp) +
+                               ": each data-parallel rank needs a whole share");
   const int64_t stacks = o.num_stacks.value_or(80);
   require(stacks >= 1, "--num_stacks " + num(stacks) + " is not valid: use >= 1");
-  require(o.pp <= stacks + 2, "--pp " + num(o.pp) + " is larger than --num_stacks " + num(stacks) +
-                                  " + 2: every stage needs a block or an embedding");
+  require(pp <= stacks + 2, "--pp " + num(pp) + " is larger than --num_stacks " + num(stacks) +
+                                " + 2: every stage needs a block or an embedding");
   const bool tpsp = o.tpsp.value_or(true);
   require(tpsp || !moe,
           "--tpsp 0 is not available for --model_type moe: its layouts need "
           "sequence-sharded activations (use --tpsp 1)");
-  // The reference's dense path multiplies tp by ep; moe has ep as its own axis.
-  const int64_t tp = moe ? o.tp : o.tp * o.ep;
-  if (tpsp)
-    require(v.at("Seq") % (o.sp * tp) == 0,
-            "--seq " + num(v.at("Seq")) + " is not divisible by --sp * --tp = " + num(o.sp * tp) +
-                ": with --tpsp 1 the sequence is split over both");
-  require(v.at("Head") % tp == 0, "--head " + num(v.at("Head")) + " is not divisible by --tp " +
-                                      num(tp) + ": every tensor-parallel rank needs whole heads");
-  // The FFN weights are stored flat, so check_weight_dims cannot see Dff/tp.
-  require(v.at("Dff") % tp == 0, "--dff " + num(v.at("Dff")) + " is not divisible by --tp " +
-                                     num(tp) +
-                                     ": every tensor-parallel rank needs a whole share of the FFN");
-  require(v.at("Dmodel") % v.at("Head") == 0,
-          "--dmodel " + num(v.at("Dmodel")) + " is not divisible by --head " + num(v.at("Head")) +
-              ": every attention head needs a whole head dimension (--dmodel / --head)");
-  if (llama || moe) {
-    require(v.at("Head") % v.at("KVHead") == 0, "--kvhead " + num(v.at("KVHead")) +
-                                                    " does not divide --head " + num(v.at("Head")) +
-                                                    ": query heads are shared by whole groups");
-    require(v.at("KVHead") % tp == 0, "--kvhead " + num(v.at("KVHead")) +
-                                          " is not divisible by --tp " + num(tp) +
-                                          ": every tensor-parallel rank needs whole KV heads");
-  } else {
+  check_parallel_split(w.values, o, degree, micro, tpsp);
+  if (!llama && !moe)
     note(o.kvhead.has_value(), "--kvhead (grouped-query attention is --model_type llama)");
-  }
-  if (moe && o.megatron())
-    require(micro % (o.dp * o.ep) == 0,
-            "--micro_batch " + num(micro) +
-                " is not divisible by --dp x --ep = " + num(o.dp * o.ep) +
-                ": with --framework megatron expert parallelism is carved out of data "
-                "parallelism, so every dp x ep rank needs whole sequences");
-  if (moe) {
-    require(v.at("Experts") % o.ep == 0, "--experts " + num(v.at("Experts")) +
-                                             " is not divisible by --ep " + num(o.ep) +
-                                             ": every expert-parallel rank holds whole experts");
-    require(v.at("KExperts") <= v.at("Experts"),
-            "--kexperts " + num(v.at("KExperts")) + " is larger than --experts " +
-                num(v.at("Experts")) + ": a token cannot pick more experts than exist");
-  }
-  bind_degree(w, "dp", "--dp", o.dp);
-  bind_degree(w, "tp", "--tp", tp);
-  bind_degree(w, "cp", "--sp", o.sp);
-  bind_degree(w, "ep", "--ep", o.ep);
-  bind_degree(w, "pp", "--pp", o.pp);
   w.zero_stage = zero_stage(o);
   MegatronParts megatron;
   if (o.megatron()) {
     megatron.enabled = true;
     megatron.tie_embeddings = o.tie_embeddings.value_or(kind == ModelKind::kGpt);
-    megatron.tied_stages_apart = megatron.tie_embeddings && o.pp > 1;
+    megatron.tied_stages_apart = megatron.tie_embeddings && pp > 1;
     megatron.causal_saving = o.causal_saving.value_or(false);
     megatron.reduce_per_step = w.zero_stage < 3;
   }
-  w.model = moe ? build_moe({static_cast<int>(stacks), static_cast<int>(v.at("Experts") / o.ep),
-                             megatron})
-                : build_gpt({static_cast<int>(stacks), tpsp, llama, megatron});
+  w.model =
+      moe ? build_moe({static_cast<int>(stacks), static_cast<int>(v.at("Experts") / ep), megatron})
+          : build_gpt({static_cast<int>(stacks), tpsp, llama, megatron});
   w.micro_batches = static_cast<int>(batch / micro);
   w.bindings = zero_bindings(w.zero_stage);
   w.micro_batch_renames = {{"Batch", expr::Expr::symbol("MicroBatch")}};
-  w.mesh = make_mesh(w.model, {{"dp", o.dp}, {"tp", tp}, {"sp", o.sp}, {"ep", o.ep}}, o.pp);
+  bind_axes(w, degree, {Spelling::kLater});
   if (megatron.tied_stages_apart)
-    w.embedding_group = w.mesh.add_stage_group({"embedding", {0, o.pp - 1}});
+    w.embedding_group = w.mesh.add_stage_group({"embedding", {0, w.mesh.stages() - 1}});
   check_weight_dims(w);
   return w;
 }

@@ -1,5 +1,8 @@
 #include "stg/models/flag_binding.h"
 
+#include <algorithm>
+#include <limits>
+
 namespace stg::models {
 
 void bind_dims(Workload& w, const std::vector<Dim>& dims) {
@@ -26,13 +29,37 @@ int zero_stage(const Options& o) {
   return zero;
 }
 
-mesh::Mesh make_mesh(const Model& m, const std::map<std::string, int64_t>& degree, int64_t stages) {
+mesh::Mesh make_mesh(const Model& m, const mesh::Degrees& degree) {
+  // In the table's rank order, whatever order the model lists them in
+  // (names the table lacks last, as listed).
+  std::vector<ModelAxis> ordered = m.axes;
+  std::stable_sort(ordered.begin(), ordered.end(), [](const ModelAxis& a, const ModelAxis& b) {
+    auto place = [](const ModelAxis& x) {
+      const int row = mesh::find_axis(x.name);
+      return row < 0 ? std::numeric_limits<int>::max() : mesh::kAxes[row].rank_place;
+    };
+    return place(a) < place(b);
+  });
   std::vector<mesh::MeshAxis> axes;
-  for (const ModelAxis& a : m.axes) {
-    auto it = degree.find(a.name);
-    axes.push_back({a.name, a.symbol, it == degree.end() ? 1 : it->second, a.kind, "--" + a.name});
+  for (const ModelAxis& a : ordered) {
+    const int row = mesh::find_axis(a.name);
+    if (row < 0)
+      axes.push_back({a.name, a.symbol, 1, a.kind, "--" + a.name});
+    else
+      axes.push_back({a.name, a.symbol, degree.row(row), a.kind, mesh::kAxes[row].flag});
   }
-  return mesh::Mesh(std::move(axes), stages);
+  return mesh::Mesh(std::move(axes), degree.stages());
+}
+
+void bind_axes(Workload& w, const mesh::Degrees& degree,
+               std::initializer_list<Spelling> spellings) {
+  w.mesh = make_mesh(w.model, degree);
+  for (int r = 0; r < mesh::kNumAxes; ++r) {
+    const mesh::AxisSpec& a = mesh::kAxes[r];
+    const int64_t value = a.kind == mesh::AxisKind::kStage ? w.mesh.stages() : degree.row(r);
+    for (Spelling s : spellings)
+      bind_degree(w, s == Spelling::kSeed ? a.seed_symbol : a.symbol, a.flag, value);
+  }
 }
 
 graph::ShardingRule sharding_rule(const Workload& w) {

@@ -4,6 +4,7 @@
 
 #include "stg/models/flat_weights.h"
 #include "stg/models/megatron_embedding.h"
+#include "stg/models/model_axes.h"
 
 namespace stg::models {
 namespace {
@@ -352,11 +353,8 @@ Model assemble_decoder_model(const Graph& block, int num_stacks, bool tpsp,
     g.link("out_emb.y", "loss.y");
     g.link("loss.dy", "out_emb.dy");
   }
-  using mesh::AxisKind;
-  m.axes = {{"dp", "dp", AxisKind::kData},
-            {"tp", "tp", AxisKind::kTensor},
-            {"sp", "cp", AxisKind::kSequence}};
-  m.degree_symbols = {"dp", "tp", "cp", "sp", "ep"};
+  m.axes = common_axes(Spelling::kLater);  // moe adds ep
+  m.degree_symbols = all_degree_symbols();
   m.claim = graph::ClaimRule::kEveryAxisInDim;  // the later reference's rule
   m.num_blocks = num_stacks;
   return m;

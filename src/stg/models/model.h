@@ -11,7 +11,8 @@
 
 namespace stg::models {
 
-// A mesh axis as the model declares it; the flags give its degree.
+// A mesh axis as the model declares it (a row of mesh/axes.h, made by
+// models/model_axes.h); the flags give its degree.
 struct ModelAxis {
   std::string name;    // "dp", "tp", "sp", "ep"
   std::string symbol;  // the symbol the model's shapes use for its degree
@@ -20,7 +21,7 @@ struct ModelAxis {
 
 struct Model {
   graph::Graph graph;
-  // Mesh axes in rank order (fastest first) and group order.
+  // Its mesh axes; make_mesh puts them in the rank order of mesh/axes.h.
   std::vector<ModelAxis> axes;
   // Every symbol that stands for a parallel degree in the model's shapes
   // (also those of axes the run does not have).

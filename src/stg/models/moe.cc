@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "stg/models/gpt.h"
+#include "stg/models/model_axes.h"
 
 namespace stg::models {
 namespace {
@@ -210,7 +211,7 @@ Model build_moe(const MoeConfig& config) {
     m.graph.substitute({{"dp", expr::Expr::parse("dp*ep")}});
     m.graph.substitute({{"edp", expr::Expr::symbol("dp")}});
   }
-  m.axes.push_back({"ep", "ep", mesh::AxisKind::kExpert});
+  m.axes.push_back(model_axis("ep", Spelling::kLater));
   return m;
 }
 

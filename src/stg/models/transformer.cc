@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "stg/models/model_axes.h"
+
 namespace stg::models {
 namespace {
 
@@ -125,11 +127,8 @@ Model build_transformer(const TransformerConfig& config) {
   g.link("out_emb.dx", last + "ffn.dnorm");
   g.link("out_emb.y", "out_emb.dy", /*force=*/true);  // the loss: dy stands for y
 
-  using mesh::AxisKind;
-  m.axes = {{"dp", "dp", AxisKind::kData},
-            {"tp", "tp", AxisKind::kTensor},
-            {"sp", "sp", AxisKind::kSequence}};
-  m.degree_symbols = {"dp", "tp", "sp"};
+  m.axes = common_axes(Spelling::kSeed);
+  m.degree_symbols = symbols_of(m.axes);
   m.claim = graph::ClaimRule::kOneAxisPerDim;  // the seed era's rule
   m.num_blocks = config.num_stacks;
   return m;

@@ -17,7 +17,7 @@ void refuse_later_flags(const Options& o) {
   refuse(o.kexperts.has_value(), "--kexperts");
   refuse(o.micro_batch.has_value(), "--micro_batch");
   refuse(o.tpsp.has_value(), "--tpsp");
-  refuse(o.ep != 1, "--ep");
+  refuse(o.degree["ep"] != 1, "--ep");
 }
 
 }  // namespace
@@ -35,19 +35,16 @@ Workload transformer_workload(const Options& o) {
                 {"Head", "--head", o.head, 1024}});
   const int64_t stacks = o.num_stacks.value_or(32);
   require(stacks >= 1, "--num_stacks " + num(stacks) + " is not valid: use >= 1");
-  require(o.pp <= stacks + 2, "--pp " + num(o.pp) + " is larger than --num_stacks " + num(stacks) +
-                                  " + 2: every stage needs a block or an embedding");
-  bind_degree(w, "dp", "--dp", o.dp);
-  bind_degree(w, "tp", "--tp", o.tp);
-  bind_degree(w, "sp", "--sp", o.sp);
-  bind_degree(w, "pp", "--pp", o.pp);
+  const int64_t pp = o.degree.stages();
+  require(pp <= stacks + 2, "--pp " + num(pp) + " is larger than --num_stacks " + num(stacks) +
+                                " + 2: every stage needs a block or an embedding");
   const int zero = zero_stage(o);
   require(zero == 0 || zero == 3, "--zero_stage " + std::to_string(zero) +
                                       " needs --model_type gpt, llama or moe (the seed transformer "
                                       "knows FSDP only: --zero_stage 3)");
   w.model = build_transformer({static_cast<int>(stacks), zero == 3});
   w.zero_stage = zero;
-  w.mesh = make_mesh(w.model, {{"dp", o.dp}, {"tp", o.tp}, {"sp", o.sp}}, o.pp);
+  bind_axes(w, o.degree, {Spelling::kSeed});
   return w;
 }
 

@@ -18,15 +18,17 @@ int stage_of_block(int block, int num_blocks, int pp);
 // round-robin: chunk c of stage s holds virtual stage c*pp + s.
 void assign_stages(graph::Graph& g, int pp, int num_blocks, int chunks = 1);
 
+// Over the stages of the analyses' mesh, which owns the pipeline degree.
 class AssignStages : public Pass {
  public:
-  AssignStages(int pp, int num_blocks, int chunks)
-      : pp_(pp), blocks_(num_blocks), chunks_(chunks) {}
+  AssignStages(int num_blocks, int chunks) : blocks_(num_blocks), chunks_(chunks) {}
   std::string_view name() const override { return "assign-stages"; }
-  void run(graph::Graph& g, Analyses&) override { assign_stages(g, pp_, blocks_, chunks_); }
+  void run(graph::Graph& g, Analyses& a) override {
+    assign_stages(g, static_cast<int>(a.mesh().stages()), blocks_, chunks_);
+  }
 
  private:
-  int pp_, blocks_, chunks_;
+  int blocks_, chunks_;
 };
 
 }  // namespace stg::passes

@@ -4,6 +4,8 @@
 #include <map>
 #include <set>
 
+#include "stg/mesh/axes.h"
+
 namespace stg::report {
 
 using graph::Role;
@@ -27,12 +29,16 @@ double value(const expr::Values& values, const std::string& symbol, double fallb
 }
 
 // Sequences of one micro-batch on one rank: Megatron's micro-batch size.
-// stg's MicroBatch is summed over the data-parallel ranks, which are
-// dp x ep under Megatron's MoE (expert parallelism carved out of dp).
-double rank_micro_batch(const mesh::Mesh& mesh, const expr::Values& values, ModelKind model) {
+// stg's MicroBatch is summed over the ranks of the axes that split the
+// batch (mesh/axes.h): dp, and ep under Megatron's MoE, which carves expert
+// parallelism out of dp (gpt and llama have no ep axis: tp includes it).
+double rank_micro_batch(const mesh::Mesh& mesh, const expr::Values& values) {
   const double micro = value(values, "MicroBatch", value(values, "Batch", 1));
-  const double dp = degree(mesh, mesh::AxisKind::kData) *
-                    (model == ModelKind::kMoe ? degree(mesh, mesh::AxisKind::kExpert) : 1);
+  double dp = 1;
+  for (const mesh::MeshAxis& a : mesh.axes()) {
+    const int row = mesh::find_axis(a.name);
+    if (row >= 0 && mesh::kAxes[row].splits_batch) dp *= static_cast<double>(a.degree);
+  }
   return micro / dp;
 }
 
@@ -42,7 +48,7 @@ double block_activation_bytes(const mesh::Mesh& mesh, const expr::Values& values
                               const MegatronMemoryOptions& o) {
   const double t = degree(mesh, mesh::AxisKind::kTensor);
   const double s = value(values, "Seq", 1) / degree(mesh, mesh::AxisKind::kSequence);
-  const double b = rank_micro_batch(mesh, values, o.model);
+  const double b = rank_micro_batch(mesh, values);
   const double h = value(values, "Dmodel", 1), f = value(values, "Dff", 1);
   const double sbh = s * b * h, sbf = s * b * f;
   if (o.recompute == Recompute::kFull)  // the block input, 2 bytes
@@ -115,7 +121,7 @@ std::vector<StageMemory> megatron_memory_by_stage(const graph::Graph& g, const m
   const double per_block = block_activation_bytes(mesh, values, o);
   const double t = degree(mesh, mesh::AxisKind::kTensor);
   const double s = value(values, "Seq", 1) / degree(mesh, mesh::AxisKind::kSequence);
-  const double b = rank_micro_batch(mesh, values, o.model);
+  const double b = rank_micro_batch(mesh, values);
   const double sbh = s * b * value(values, "Dmodel", 1);
   const double replicated_t = o.sequence_parallel ? t : 1;
   // The last stage's fp32 logits (vocabulary-parallel) for the loss, and the

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "stg/mesh/axes.h"
+
 namespace stg::report {
 
 std::string reported_axis(const mesh::Mesh& mesh, int axis) {
@@ -9,8 +11,8 @@ std::string reported_axis(const mesh::Mesh& mesh, int axis) {
   if (axis >= mesh.num_group_kinds()) return "other";
   if (axis >= mesh.size()) return mesh.group_name(axis);  // a stage group: "embedding"
   const std::string& name = mesh.axis(axis).name;
-  if (name == "sp" || name == "cp") return "cp";
-  if (name == "dp" || name == "tp" || name == "ep") return name;
+  for (const mesh::AxisSpec& a : mesh::kAxes)  // by name or label: "sp" and "cp" as "cp"
+    if (a.kind != mesh::AxisKind::kStage && (name == a.name || name == a.label)) return a.label;
   return "other";
 }
 

@@ -6,18 +6,28 @@
 // JSON layout serve both.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
+#include "stg/mesh/axes.h"
+
 namespace stg::report {
 
-// Axis names in print order: the spatial axes, point-to-point transfers
-// between pipeline stages ("pp"), Megatron's tied-embedding group, and
-// groups that fit none of them.
-inline constexpr const char* kAxisNames[] = {"dp", "tp", "cp", "ep", "pp", "embedding", "other"};
+// Axis names in print order: the axes' labels in rank order (mesh/axes.h:
+// the spatial axes, then point-to-point transfers between pipeline stages,
+// "pp"), Megatron's tied-embedding group, and groups that fit none of them.
+inline constexpr auto kAxisNames = [] {
+  std::array<const char*, mesh::kNumAxes + 2> names{};
+  int i = 0;
+  for (int r : mesh::rank_order()) names[i++] = mesh::kAxes[r].label;
+  names[i++] = "embedding";
+  names[i] = "other";
+  return names;
+}();
 
 // A figure that differs between ranks: its sum over the ranks counted and
 // its extremes, each with the lowest rank that has it.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "stg/mesh/axes.h"
+
 namespace stg::tools {
 namespace {
 
@@ -55,7 +57,7 @@ std::map<std::string, std::string> group_axes(const CommGroups& comm_groups,
   }
   const int64_t per_stage = ranks_per_stage >= 1 && ranks_per_stage <= n ? ranks_per_stage : n;
 
-  constexpr const char* kSpatial[] = {"dp", "tp", "cp", "ep"};
+  constexpr auto kSpatial = mesh::mesh_labels();  // dp, tp, cp, ep
   size_t next = 0;
   int64_t product = 1;
   for (const char* name : kSpatial) {
