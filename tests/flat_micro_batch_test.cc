@@ -224,7 +224,7 @@ TEST(FlatMicroBatches, TheSeedModelAndTheOtherFormats) {
   TempDir tmp;
   Options o;
   o.output_dir = tmp.sub("seed");
-  o.dp = o.tp = o.pp = 2;
+  o.degree["dp"] = o.degree["tp"] = o.degree["pp"] = 2;
   o.pipeline_schedule = lower::Schedule::k1F1B;
   expect_same_as_full_expansion(o);
   for (const emit::Schema schema : {emit::Schema::kV001, emit::Schema::kJson}) {
