@@ -29,6 +29,7 @@
 #include "support/files.h"
 #include "support/reference_outputs.h"
 #include "support/run_stg.h"
+#include "support/stage_schedule.h"
 #include "support/temp_dir.h"
 
 namespace stg {
@@ -90,7 +91,9 @@ StageGraph lower_tiny(int stage, NodeOrder order) {
   values.by_symbol = {{"B", 4}, {"D", 8}};
   lower::LowerOptions o;
   o.order = order;
-  return lower::lower_stage(g, members[stage], stage, values, o);
+  StageGraph s = lower::lower_stage(g, members[stage], stage, values, o);
+  stg_test::schedule_and_order(s, o);
+  return s;
 }
 
 // Created order: per op in graph order its compute node then its
@@ -177,6 +180,7 @@ std::vector<StageGraph> write_issue_order(const Options& o, const fs::path& dir)
   passes::Analyses analyses(w.mesh, w.values);
   build_pipeline(o, w).run(g, analyses);
   std::vector<StageGraph> stages = lower_stages(g, w, lo, 1);
+  for (StageGraph& s : stages) stg_test::schedule_and_order(s, lo);
   const mesh::RankLayout layout(w.mesh);
   std::ofstream(dir / "workload.json") << layout.comm_group_json();
   for (int64_t r = 0; r < layout.num_ranks(); ++r) {

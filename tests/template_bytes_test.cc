@@ -43,6 +43,7 @@
 #include "stg/options.h"
 #include "stg/passes/pass.h"
 #include "support/files.h"
+#include "support/stage_schedule.h"
 
 namespace stg::template_bytes {
 namespace {
@@ -314,7 +315,8 @@ TEST_P(TemplateBytesCase, EveryRankEqualsLibprotobuf) {
   graph::Graph graph = std::move(w.model.graph);
   passes::Analyses analyses(w.mesh, w.values);
   build_pipeline(o, w).run(graph, analyses);
-  const std::vector<StageGraph> stages = lower_stages(graph, w, lo, 1);
+  std::vector<StageGraph> stages = lower_stages(graph, w, lo, 1);
+  for (StageGraph& s : stages) stg_test::schedule_and_order(s, lo);
   const mesh::RankLayout layout(w.mesh);
   ASSERT_EQ(static_cast<int64_t>(stages.size()), layout.pp());
 

@@ -36,6 +36,7 @@
 #include "stg/tools/trace_reader.h"
 #include "support/files.h"
 #include "support/run_stg.h"
+#include "support/stage_schedule.h"
 #include "support/temp_dir.h"
 
 namespace stg::trace_detail {
@@ -143,6 +144,7 @@ Lowered lower(const Options& o) {
   build_pipeline(o, w).run(g, analyses);
   Lowered out;
   out.stages = lower_stages(g, w, lo, 1);
+  for (StageGraph& s : out.stages) stg_test::schedule_and_order(s, lo);
   const mesh::RankLayout layout(w.mesh);
   for (int64_t r = 0; r < layout.num_ranks(); ++r) {
     out.bindings.push_back(layout.binding(r));

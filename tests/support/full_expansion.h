@@ -1,6 +1,7 @@
 // The test oracle of the one lowering path: a run built the slow way, as
 // the reference builds it (every micro-batch replicated in the graph, every
-// micro-batch lowered) and written with the libprotobuf writers
+// micro-batch lowered, the schedule and node order applied by the tests' own
+// code, support/stage_schedule.h) and written with the libprotobuf writers
 // (emit/trace_writer.h). generate() lowers one micro-batch per stage and
 // derives the rest (lower/flat_stage.h); its files must equal these.
 #pragma once
@@ -16,6 +17,7 @@
 #include "stg/mesh/rank_layout.h"
 #include "stg/models/registry.h"
 #include "stg/report/stage_figures.h"
+#include "stage_schedule.h"
 
 namespace stg_test {
 
@@ -31,7 +33,8 @@ inline FullExpansion full_expansion(const stg::Options& o) {
   graph::Graph g = std::move(w.model.graph);
   passes::Analyses analyses(w.mesh, w.values);
   build_pipeline(o, w, /*flat=*/false).run(g, analyses);
-  const std::vector<StageGraph> stages = lower_stages(g, w, lo, 1);
+  std::vector<StageGraph> stages = lower_stages(g, w, lo, 1);
+  for (StageGraph& stage : stages) schedule_and_order(stage, lo);
   const mesh::RankLayout layout(w.mesh);
   const OutputPlan out = resolve_outputs(o);
   FullExpansion result;

@@ -19,13 +19,7 @@ class StageLowering {
  public:
   StageLowering(const Graph& g, const std::vector<int>& members, int stage, const Values& values,
                 const LowerOptions& options)
-      : g_(g),
-        members_(members),
-        stage_(stage),
-        values_(values),
-        options_(options),
-        steps_(schedule_steps(options.schedule, stage, options.pp, options.micro_batches,
-                              options.chunks)) {}
+      : g_(g), members_(members), stage_(stage), values_(values), options_(options) {}
 
   StageGraph run() {
     nodes_.reserve(members_.size());
@@ -45,7 +39,6 @@ class StageLowering {
     for (int t : p2p) lower_op(t);
     for (int t : members_) connect(t);
     drop_empty_compute();
-    if (options_.schedule != Schedule::kNone) order_steps();
     return finish();
   }
 
@@ -170,7 +163,6 @@ class StageLowering {
       n.chunk = x.chunk;
     }
     node_of_[t] = static_cast<int>(nodes_.size());
-    step_of_.push_back(n.kind == NodeKind::kComp ? step_index(t) : -1);
     nodes_.push_back(std::move(n));
   }
 
@@ -274,119 +266,41 @@ class StageLowering {
     }
   }
 
-  // Index of the tensor's step in this stage's schedule; -1 when it belongs
-  // to no micro-batch (weights, accumulation, updates).
+  // Whether the tensor is work of a micro-batch's step that a pipeline
+  // schedule orders (not weights, accumulation or updates).
   static bool in_a_step(const Tensor& x) {
     return x.micro_batch >= 0 && x.role != graph::Role::kWeight && x.role != graph::Role::kUpdate;
   }
-  int step_index(int t) const {
-    if (options_.schedule == Schedule::kNone) return -1;
-    const Tensor& x = g_[t];
-    if (!in_a_step(x)) return -1;
-    const Step step{x.micro_batch, x.chunk, x.backward};
-    for (size_t k = 0; k < steps_.size(); ++k)
-      if (steps_[k] == step) return static_cast<int>(k);
-    return -1;
-  }
 
-  // ctrl_deps from the last compute nodes of each step (those with no later
-  // compute node of the same step after them) to the first compute nodes of
-  // the next step.
-  void order_steps() {
-    const int n = static_cast<int>(nodes_.size());
-    step_of_.resize(n, -1);
-    const int num_steps = static_cast<int>(steps_.size());
-    if (num_steps < 2) return;
-    const size_t words = (num_steps + 63) / 64;
-    std::vector<std::vector<int>> children(n);
-    for (int i = 0; i < n; ++i)
-      if (!removed_[i])
-        for (uint64_t d : nodes_[i].data_deps) children[d].push_back(i);
-    const std::vector<int> order =
-        util::topological_order(children, [this](size_t i) { return !removed_[i]; });
-    // Steps reachable after / before each node (excluding the node itself).
-    std::vector<std::vector<uint64_t>> after(n, std::vector<uint64_t>(words, 0));
-    std::vector<std::vector<uint64_t>> before(n, std::vector<uint64_t>(words, 0));
-    auto mark = [&](std::vector<uint64_t>& set, int node) {
-      if (step_of_[node] >= 0) set[step_of_[node] / 64] |= uint64_t{1} << (step_of_[node] % 64);
-    };
-    auto has = [&](const std::vector<uint64_t>& set, int step) {
-      return (set[step / 64] >> (step % 64)) & 1;
-    };
-    for (auto it = order.rbegin(); it != order.rend(); ++it)
-      for (int c : children[*it]) {
-        for (size_t w = 0; w < words; ++w) after[*it][w] |= after[c][w];
-        mark(after[*it], c);
-      }
-    for (int v : order)
-      for (int c : children[v]) {
-        for (size_t w = 0; w < words; ++w) before[c][w] |= before[v][w];
-        mark(before[c], v);
-      }
-    std::vector<std::vector<int>> sinks(num_steps), sources(num_steps);
-    for (int v : order) {
-      const int s = step_of_[v];
-      if (s < 0) continue;
-      if (!has(after[v], s)) sinks[s].push_back(v);
-      if (!has(before[v], s)) sources[s].push_back(v);
-    }
-    int prev = -1;
-    for (int s = 0; s < num_steps; ++s) {
-      if (sinks[s].empty()) continue;  // a step with no work on this stage
-      if (prev >= 0)
-        for (int v : sources[s])
-          for (int u : sinks[prev]) nodes_[v].ctrl_deps.push_back(static_cast<uint64_t>(u));
-      prev = s;
-    }
-  }
-
-  // Drops removed nodes and duplicate deps, orders nodes in the chosen
-  // NodeOrder and numbers them 0..n-1 in file order.
+  // Drops removed nodes and duplicate deps and numbers the nodes 0..n-1 in
+  // the order they were created (NodeOrder::kReference; lower::FlatStage
+  // derives the schedule's ctrl_deps and the issue order from it).
   StageGraph finish() {
     const int n = static_cast<int>(nodes_.size());
     std::vector<std::vector<int>> children(n);
-    auto dedupe = [](std::vector<uint64_t>& deps) {
-      std::vector<uint64_t> unique;
-      for (uint64_t d : deps)
-        if (std::find(unique.begin(), unique.end(), d) == unique.end()) unique.push_back(d);
-      deps = std::move(unique);
-    };
     for (int i = 0; i < n; ++i) {
       if (removed_[i]) continue;
-      dedupe(nodes_[i].data_deps);
-      dedupe(nodes_[i].ctrl_deps);
-      for (auto* deps : {&nodes_[i].data_deps, &nodes_[i].ctrl_deps})
-        for (uint64_t d : *deps) children[d].push_back(i);
+      std::vector<uint64_t> unique;
+      for (uint64_t d : nodes_[i].data_deps)
+        if (std::find(unique.begin(), unique.end(), d) == unique.end()) unique.push_back(d);
+      nodes_[i].data_deps = std::move(unique);
+      for (uint64_t d : nodes_[i].data_deps) children[d].push_back(i);
     }
     const auto keep = [this](size_t k) { return !removed_[k]; };
     const auto kept = std::count(removed_.begin(), removed_.end(), false);
     if (static_cast<int64_t>(util::topological_order(children, keep).size()) != kept)
       throw graph::GraphError("stage " + std::to_string(stage_) + " has a dependency cycle");
-    std::vector<int> order;
-    if (options_.order == NodeOrder::kIssue) {
-      order = issue_order(nodes_, removed_);
-      if (static_cast<int64_t>(order.size()) != kept)
-        throw std::logic_error("stage " + std::to_string(stage_) + ": the issue order left out " +
-                               std::to_string(kept - static_cast<int64_t>(order.size())) +
-                               " nodes");
-    } else {
-      for (int i = 0; i < n; ++i)
-        if (keep(i)) order.push_back(i);
-    }
     std::vector<uint64_t> new_id(n, 0);
     StageGraph out;
     out.stage = stage_;
-    for (int i : order) {
+    for (int i = 0; i < n; ++i) {
+      if (!keep(i)) continue;
       new_id[i] = out.nodes.size();
       out.nodes.push_back(std::move(nodes_[i]));
     }
     for (size_t i = 0; i < out.nodes.size(); ++i) {
       out.nodes[i].id = i;
       for (uint64_t& d : out.nodes[i].data_deps) d = new_id[d];
-      for (uint64_t& d : out.nodes[i].ctrl_deps) d = new_id[d];
-      // In id order: the flat writer (lower/flat_stage.h) derives the same
-      // lists arithmetically.
-      std::sort(out.nodes[i].ctrl_deps.begin(), out.nodes[i].ctrl_deps.end());
     }
     return out;
   }
@@ -403,8 +317,6 @@ class StageLowering {
   std::unordered_map<const void*, int64_t> counts_;
   std::unordered_map<const void*, expr::Rational> dims_;
   StrCache strings_;
-  const std::vector<Step> steps_;
-  std::vector<int> step_of_;  // per node: its step index, -1 if none
 };
 
 }  // namespace

@@ -34,8 +34,9 @@ struct LowerOptions {
   // the bytes it moves, inputs read plus output written, which is what a
   // roofline model divides by memory bandwidth (--framework megatron).
   bool tensor_size_moved = false;
-  // Pipeline schedule enforced with ctrl_deps (kNone: order left to the
-  // simulator, as the reference does).
+  // The run's pipeline schedule (kNone: order left to the simulator, as
+  // the reference does) and node order. lower_stage itself lowers in
+  // reference order without ctrl_deps; lower::FlatStage applies these.
   Schedule schedule = Schedule::kNone;
   int micro_batches = 1;
   int pp = 1;
