@@ -9,12 +9,16 @@
 
 #include <filesystem>
 #include <map>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "stg/emit/flat_writer.h"
 #include "stg/generate.h"
+#include "stg/lower/expand_stage.h"
 #include "stg/lower/flat_stage.h"
+#include "stg/mesh/rank_layout.h"
 #include "stg/options.h"
 #include "support/files.h"
 #include "support/full_expansion.h"
@@ -367,6 +371,62 @@ TEST(MicroBatchTemplate, NamesAreMicroBatchZerosWithTheNumberPlaced) {
     if (t.micro_batch == 0 && t.role != graph::Role::kWeight) EXPECT_GE(t.number_at, 0) << t.name;
   }
   EXPECT_GT(numbered, 100);
+}
+
+}  // namespace
+}  // namespace stg
+
+namespace stg {
+namespace {
+
+// A ring along a mesh axis in the micro-batch (dp 2 x tp 4, one stage):
+// x -> SEND to tp+1, RECV from tp-1 -> z, and a sum of no micro-batch.
+StageGraph ring_template() {
+  StageGraph s;
+  LoweredNode x = comp(0, 0), z = comp(3, 0, {2}), sum = comp(4, -1, {3});
+  LoweredNode send, recv;
+  send.id = 1;
+  send.kind = NodeKind::kSend;
+  send.micro_batch = 0;
+  send.data_deps = {0};
+  send.peer = mesh::Peer::along(1, +1);
+  send.tag = 5;
+  send.comm_size = 8;
+  recv = send;
+  recv.id = 2;
+  recv.kind = NodeKind::kRecv;
+  recv.data_deps = {};
+  recv.peer = mesh::Peer::along(1, -1);
+  s.nodes = {x, send, recv, z, sum};
+  return s;
+}
+
+TEST(FlatStage, RingAlongAMeshAxisHasTagsUniquePerSourceAndDestination) {
+  const mesh::Mesh mesh({{"dp", "dp", 2, mesh::AxisKind::kData, "--dp"},
+                         {"tp", "tp", 4, mesh::AxisKind::kTensor, "--tp"}},
+                        1);
+  const mesh::RankLayout layout(mesh);
+  for (const lower::NodeOrder order : {lower::NodeOrder::kReference, lower::NodeOrder::kIssue}) {
+    const StageGraph all = lower::expand(
+        lower::FlatStage(ring_template(), lower::RecvTags{{{0, 0, 0, 0}}}, 3, {}, order));
+    ASSERT_EQ(all.nodes.size(), 13u);
+    // (src, dst, tag) of every send and every recv, over all ranks.
+    std::multiset<std::tuple<int64_t, int64_t, int32_t>> sends, recvs;
+    for (int64_t r = 0; r < layout.num_ranks(); ++r)
+      for (const LoweredNode& n : all.nodes) {
+        const int64_t peer = layout.binding(r).peer(n.peer);
+        if (n.kind == NodeKind::kSend) sends.insert({r, peer, n.tag});
+        if (n.kind == NodeKind::kRecv) recvs.insert({peer, r, n.tag});
+      }
+    EXPECT_EQ(sends.size(), 8u * 3);
+    EXPECT_EQ(sends, recvs);
+    for (const auto& link : sends) EXPECT_EQ(sends.count(link), 1u);
+    // The copies of micro-batch 1 and 2 add 6 (the largest template tag + 1).
+    std::set<int32_t> tags;
+    for (const LoweredNode& n : all.nodes)
+      if (n.kind == NodeKind::kSend) tags.insert(n.tag);
+    EXPECT_EQ(tags, (std::set<int32_t>{5, 11, 17}));
+  }
 }
 
 }  // namespace

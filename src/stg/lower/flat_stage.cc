@@ -10,6 +10,10 @@ namespace stg::lower {
 namespace {
 
 bool is_p2p(const LoweredNode& n) { return n.kind == NodeKind::kSend || n.kind == NodeKind::kRecv; }
+// A SEND or RECV between pipeline stages (not along a mesh axis).
+bool is_stage_link(const LoweredNode& n) {
+  return is_p2p(n) && n.peer.kind == mesh::Peer::Kind::kStage;
+}
 
 // The stage whose RECV numbering a SEND's or RECV's tag belongs to.
 int receiving_stage(const LoweredNode& n, int stage) {
@@ -26,7 +30,7 @@ RecvTags recv_tags(const graph::Graph& g, int pp) {
   // Per stage: (tag, micro-batch) of its RECVs.
   std::vector<std::vector<std::pair<int32_t, int>>> recvs(pp);
   for (const graph::Tensor& t : g.tensors())
-    if (t.op == graph::Op::kRecv) {
+    if (t.op == graph::Op::kRecv && t.comm.peer.kind == mesh::Peer::Kind::kStage) {
       if (t.stage < 0 || t.stage >= pp) throw FlatUnsupported("a RECV on no stage of the run");
       recvs[t.stage].emplace_back(t.comm.tag, t.micro_batch);
     }
@@ -126,11 +130,23 @@ void FlatStage::number_tags(const RecvTags& tags) {
   // Each stage's first tag with all micro-batches.
   std::vector<int32_t> first(pp, 0);
   for (int s = 1; s < pp; ++s) first[s] = first[s - 1] + tags.stages[s - 1].count(micro_batches_);
+  // Along a mesh axis a SEND and its RECV are on this stage: copies add a
+  // stride above every template tag of such links, so tags stay unique per
+  // (src, dst) whatever the template's are.
+  int32_t axis_stride = 0;
+  for (const LoweredNode& node : nodes)
+    if (is_p2p(node) && !is_stage_link(node)) {
+      if (node.tag < 0) unsupported(stage, "a negative SEND/RECV tag along a mesh axis");
+      axis_stride = std::max(axis_stride, node.tag + 1);
+    }
   for (size_t i = 0; i < nodes.size(); ++i) {
     const LoweredNode& node = nodes[i];
     if (!is_p2p(node)) continue;
-    if (node.peer.kind != mesh::Peer::Kind::kStage)
-      unsupported(stage, "a SEND/RECV on a mesh axis");
+    if (!is_stage_link(node)) {
+      tag0_[i] = node.tag;
+      tag_step_[i] = repeated_[i] ? axis_stride : 0;
+      continue;
+    }
     const int receiver = receiving_stage(node, stage);
     if (receiver < 0 || receiver >= pp) unsupported(stage, "a SEND to no stage of the run");
     const RecvTags::Stage& r = tags.stages[receiver];
@@ -147,12 +163,11 @@ void FlatStage::number_tags(const RecvTags& tags) {
 }
 
 // Reference order: the nodes of the stage in graph order, then its SENDs and
-// RECVs by tag. Each run of the template's nodes that are all written once,
-// or all once per micro-batch, is a list; a repeated list is written for
-// every micro-batch in place (the passes add a micro-batch's tensors next
-// to it, or append them micro-batch after micro-batch); SENDs and RECVs form
-// runs per receiving stage (whose tags are its RECVs before, in and after
-// the micro-batches).
+// RECVs to and from other stages by tag. Each run of the template's nodes that are all written
+// once, or all once per micro-batch, is a list; a repeated list is written for every micro-batch in
+// place (the passes add a micro-batch's tensors next to it, or append them micro-batch after
+// micro-batch); SENDs and RECVs form runs per receiving stage (whose tags are its RECVs before, in
+// and after the micro-batches).
 void FlatStage::plan_reference() {
   const auto& nodes = one_.nodes;
   const auto n = static_cast<uint32_t>(nodes.size());
@@ -162,10 +177,10 @@ void FlatStage::plan_reference() {
   for (uint32_t i = 0; i < n; ++i) {
     const LoweredNode& node = nodes[i];
     int part = -1;
-    if (is_p2p(node)) {
+    if (is_stage_link(node)) {
       p2p_seen = true;
       part = receiving_stage(node, stage);
-      if (i > 0 && is_p2p(nodes[i - 1]) && nodes[i - 1].tag >= node.tag)
+      if (i > 0 && is_stage_link(nodes[i - 1]) && nodes[i - 1].tag >= node.tag)
         unsupported(stage, "SENDs and RECVs not in tag order");
     } else if (p2p_seen) {
       unsupported(stage, "a node after the SENDs and RECVs");

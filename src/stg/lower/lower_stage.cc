@@ -25,11 +25,13 @@ class StageLowering {
     nodes_.reserve(members_.size());
     node_of_.assign(g_.size(), kNone);
     info_cache_.resize(2 * g_.size());
-    // SENDs and RECVs are created after the stage's other nodes, link by
-    // link (in tag order), as the reference creates them (docs/facts.md §5.8).
+    // SENDs and RECVs between stages are created after the stage's other
+    // nodes, link by link (in tag order), as the reference creates them
+    // (docs/facts.md §5.8); those along a mesh axis in graph order, as
+    // collectives are.
     std::vector<int> p2p;
     for (int t : members_) {
-      if (is_p2p(t))
+      if (is_stage_link(t))
         p2p.push_back(t);
       else
         lower_op(t);
@@ -113,6 +115,9 @@ class StageLowering {
     return info(t);
   }
   bool is_p2p(int t) const { return g_[t].op == graph::Op::kSend || g_[t].op == graph::Op::kRecv; }
+  bool is_stage_link(int t) const {
+    return is_p2p(t) && g_[t].comm.peer.kind == mesh::Peer::Kind::kStage;
+  }
   auto tensor_named(int t) const {
     return [this, t] { return "tensor " + g_[t].id(); };
   }
