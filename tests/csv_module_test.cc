@@ -10,8 +10,8 @@
 #include <string_view>
 
 #include "gtest/gtest.h"
-#include "support/csv_sheets.h"
 #include "stg/models/csv_model.h"
+#include "support/csv_sheets.h"
 
 namespace stg::graph {
 namespace {
@@ -70,9 +70,9 @@ TEST(CsvModule, ReadsMlpWithBackward) {
 
   // The backward pass: everything from the gradient placeholder dy on.
   for (const char* fwd : {"x", "w1", "h", "a", "w2", "y"})
-    EXPECT_FALSE(g[g.at(fwd)].backward) << fwd;
+    EXPECT_FALSE(g[g.at(fwd)].is_backward()) << fwd;
   for (const char* bwd : {"dy", "dw2", "da", "dh", "dw1", "dx"})
-    EXPECT_TRUE(g[g.at(bwd)].backward) << bwd;
+    EXPECT_TRUE(g[g.at(bwd)].is_backward()) << bwd;
 
   // Every tensor sits in block 0.
   for (const Tensor& t : g.tensors()) {
@@ -99,8 +99,9 @@ TEST(CsvModule, ReadsDataDepsFromExtraAttr) {
   EXPECT_EQ(g[g.at("dq")].extra_deps, (std::vector<int>{g.at("k_full"), g.at("v_full")}));
 
   for (const char* fwd : {"q", "k", "v", "k_full", "v_full", "attn"})
-    EXPECT_FALSE(g[g.at(fwd)].backward) << fwd;
-  for (const char* bwd : {"dattn", "dq", "dk", "dv"}) EXPECT_TRUE(g[g.at(bwd)].backward) << bwd;
+    EXPECT_FALSE(g[g.at(fwd)].is_backward()) << fwd;
+  for (const char* bwd : {"dattn", "dq", "dk", "dv"})
+    EXPECT_TRUE(g[g.at(bwd)].is_backward()) << bwd;
 }
 
 TEST(CsvModule, ReadsSliceBroadcastConcatReshapeCustomAndRevisions) {
@@ -150,7 +151,7 @@ TEST(CsvModule, ReadsSliceBroadcastConcatReshapeCustomAndRevisions) {
   EXPECT_EQ(str(g.result(score).y_hidden), "tp");
   EXPECT_EQ(g.result(score).num_ops, expr::Expr::parse("7*Batch*Seq*Dmodel/(dp*tp)"));
 
-  for (const Tensor& t : g.tensors()) EXPECT_FALSE(t.backward) << t.id();  // no gradient here
+  for (const Tensor& t : g.tensors()) EXPECT_FALSE(t.is_backward()) << t.id();  // no gradient here
 }
 
 TEST(CsvModule, ParsesQuotingLineEndsAndBlankRows) {
@@ -214,12 +215,12 @@ TEST(CsvModule, BackwardFollowsGradientPlaceholdersAndDataDeps) {
                         "dz,N,dy,,E,1,B,1,,,,\n"
                         "w_use,N,x,,I,,B,1,,,,\"{\"\"data_deps\"\": [\"\"dz\"\"]}\"\n"
                         "later,N,w_use,,I,,B,1,,,,\n");
-  EXPECT_FALSE(g[g.at("x")].backward);
-  EXPECT_FALSE(g[g.at("u")].backward);
-  EXPECT_TRUE(g[g.at("dy")].backward);
-  EXPECT_TRUE(g[g.at("dz")].backward);
-  EXPECT_TRUE(g[g.at("w_use")].backward);
-  EXPECT_TRUE(g[g.at("later")].backward);
+  EXPECT_FALSE(g[g.at("x")].is_backward());
+  EXPECT_FALSE(g[g.at("u")].is_backward());
+  EXPECT_TRUE(g[g.at("dy")].is_backward());
+  EXPECT_TRUE(g[g.at("dz")].is_backward());
+  EXPECT_TRUE(g[g.at("w_use")].is_backward());
+  EXPECT_TRUE(g[g.at("later")].is_backward());
 }
 
 // ---------------------------------------------------------------------------

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "gtest/gtest.h"
-#include "support/csv_sheets.h"
 #include "stg/graph/csv_module.h"
 #include "stg/mesh/mesh.h"
 #include "stg/models/gpt.h"
@@ -26,6 +25,7 @@
 #include "stg/passes/pass.h"
 #include "stg/passes/pipeline.h"
 #include "stg/passes/recompute.h"
+#include "support/csv_sheets.h"
 
 namespace stg::graph {
 namespace {
@@ -54,7 +54,7 @@ std::string describe(const Tensor& t) {
     << t.comm.tag << "/" << t.comm.label << " x1_shape=" << str(t.x1_shape)
     << " x1_hidden=" << str(t.x1_hidden) << " x2_shape=" << str(t.x2_shape)
     << " x2_hidden=" << str(t.x2_hidden) << " grad_of=" << ref(t.grad_of)
-    << " backward=" << t.backward << " transient=" << t.transient << " view=" << t.view
+    << " phase=" << static_cast<int>(t.phase) << ":" << t.phase_step << " transient=" << t.transient << " view=" << t.view
     << " extra_deps=";
   for (int d : t.extra_deps) s << d << ";";
   return s.str();
@@ -208,11 +208,18 @@ TEST(CsvWriter, WritesKeysOnlyWhereTheReadersDefaultsDiffer) {
   g.custom("k", "x", "B*D", "B, D", "B");
   g.flops("2*B*D");
   g.identity("late", "k", "B");
-  g.mutable_tensor(g.at("late")).backward = true;  // not what the reader infers
-  g.identity("after_late", "late", "B");           // backward inferred from `late`
+  g.mutable_tensor(g.at("late")).phase =
+      graph::Phase::kBackwardInput;       // not what the reader infers
+  g.identity("after_late", "late", "B");  // backward inferred from `late`
   g.mark_backward({"dy", "dw", "dw_sum", "after_late"});
   g.identity("fwd_again", "after_late", "B");
-  g.mutable_tensor(g.at("fwd_again")).backward = false;
+  g.mutable_tensor(g.at("fwd_again")).phase = graph::Phase::kForward;
+  // Serving phases, which the "backward" key cannot say.
+  g.identity("prefill", "x", "B, D");
+  g.mutable_tensor(g.at("prefill")).phase = graph::Phase::kPrefill;
+  g.identity("decode", "prefill", "B, D");
+  g.mutable_tensor(g.at("decode")).phase = graph::Phase::kDecode;
+  g.mutable_tensor(g.at("decode")).phase_step = 3;
   Tensor& x = g.mutable_tensor(g.at("x"));
   x.placement = {Placement::Kind::kFirst, 0};
   x.micro_batch = 3;
@@ -231,6 +238,8 @@ TEST(CsvWriter, WritesKeysOnlyWhereTheReadersDefaultsDiffer) {
   EXPECT_EQ(extra_attr_of(text, "late"), R"("{""backward"": true}")");
   EXPECT_EQ(extra_attr_of(text, "after_late"), "");
   EXPECT_EQ(extra_attr_of(text, "fwd_again"), R"("{""backward"": false}")");
+  EXPECT_EQ(extra_attr_of(text, "prefill"), R"("{""phase"": ""prefill""}")");
+  EXPECT_EQ(extra_attr_of(text, "decode"), R"("{""phase"": ""decode:3""}")");
 }
 
 TEST(CsvWriter, RoundTripsCommOpsAndStages) {
@@ -318,11 +327,11 @@ TEST(CsvModuleExtraAttr, ReadsEachKey) {
   EXPECT_EQ(t("dw").role, Role::kActivation);  // would be a gradient of w
   EXPECT_EQ(t("x").role, Role::kActivation);
   // backward: given, or inferred from grad_of and the inputs as read
-  EXPECT_TRUE(t("dh").backward);
-  EXPECT_TRUE(t("w_again").backward);  // waits for dh
-  EXPECT_TRUE(t("dw").backward);
-  EXPECT_FALSE(t("w@1").backward);  // reads dw but says otherwise
-  EXPECT_FALSE(t("attn").backward);
+  EXPECT_TRUE(t("dh").is_backward());
+  EXPECT_TRUE(t("w_again").is_backward());  // waits for dh
+  EXPECT_TRUE(t("dw").is_backward());
+  EXPECT_FALSE(t("w@1").is_backward());  // reads dw but says otherwise
+  EXPECT_FALSE(t("attn").is_backward());
 
   // Keys override the inference; tensors without keys follow the given ones.
   const Graph h =
@@ -333,11 +342,11 @@ TEST(CsvModuleExtraAttr, ReadsEachKey) {
             "\"\"weight\"\"}\"\n"
             "z,N,dy,,I,,B,1,,,,\"{\"\"flops\"\": 12, \"\"placement\"\": \"\"block\"\"}\"\n"
             "u,N,z,,I,,B,1,,,,\"{\"\"flops\"\": \"\"0.5*B\"\", \"\"micro_batch\"\": 0}\"\n");
-  EXPECT_TRUE(h[1].backward);  // reads x
-  EXPECT_FALSE(h[2].backward);
+  EXPECT_TRUE(h[1].is_backward());  // reads x
+  EXPECT_FALSE(h[2].is_backward());
   EXPECT_EQ(h[2].role, Role::kWeight);
   EXPECT_FALSE(h[2].require_grads);
-  EXPECT_FALSE(h[3].backward);  // reads only dy
+  EXPECT_FALSE(h[3].is_backward());  // reads only dy
   EXPECT_EQ(h[3].flops, expr::Expr::constant(12));
   EXPECT_EQ(h[3].placement.kind, Placement::Kind::kBlock);
   EXPECT_EQ(h[4].flops, expr::Expr::parse("B/2"));
@@ -369,12 +378,11 @@ TEST(CsvModuleExtraAttr, RejectsUnknownKeysAndBadValuesNamingRowAndColumn) {
       std::string(kHeader) + "x,N,,,T,,B,1,,,,\"{\"\"role\"\": \"\"weight\"\"}\"\n";
   // A sheet with stg's keys is told all of them; a reference-style sheet the
   // reference's data_deps (csv_module_test.cc).
-  EXPECT_EQ(
-      error_of(x + "y,N,x,,I,,B,1,,,,\"{\"\"colour\"\": 1}\"\n"),
-      "t.csv row 3, column extra_attr: unsupported key 'colour' (supported: data_deps, "
-      "role, placement, micro_batch, stage, chunk, backward, transient, view, flops, "
+  EXPECT_EQ(error_of(x + "y,N,x,,I,,B,1,,,,\"{\"\"colour\"\": 1}\"\n"),
+            "t.csv row 3, column extra_attr: unsupported key 'colour' (supported: data_deps, "
+            "role, placement, micro_batch, stage, chunk, backward, phase, transient, view, flops, "
             "element_bytes, tied, selective_recompute, comm_axis, "
-      "peer, tag, label)");
+            "peer, tag, label)");
   EXPECT_EQ(error_of(std::string(kHeader) + "y,N,,,T,,B,1,,,,\"{\"\"Role\"\": 1}\"\n"),
             "t.csv row 2, column extra_attr: unsupported key 'Role' (supported: data_deps)");
   auto bad = [&](const std::string& attr) {
@@ -384,7 +392,7 @@ TEST(CsvModuleExtraAttr, RejectsUnknownKeysAndBadValuesNamingRowAndColumn) {
   };
   EXPECT_EQ(bad(R"({"role": "boss"})"),
             "t.csv row 3, column extra_attr: key 'role': expected \"activation\", \"weight\", "
-            "\"gradient\" or \"update\", got \"boss\"");
+            "\"gradient\", \"update\", \"optimizer\" or \"persistent\", got \"boss\"");
   EXPECT_EQ(bad(R"({"placement": "middle"})"),
             "t.csv row 3, column extra_attr: key 'placement': expected \"first\", \"last\" or "
             "\"block:<index>\", got \"middle\"");

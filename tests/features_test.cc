@@ -472,13 +472,13 @@ using lower::Step;
 std::string show(const std::vector<Step>& steps) {
   std::string s;
   for (const Step& t : steps)
-    s += std::string(t.backward ? "B" : "F") + std::to_string(t.micro_batch) +
+    s += std::string(graph::is_backward(t.phase) ? "B" : "F") + std::to_string(t.micro_batch) +
          (t.chunk ? "c" + std::to_string(t.chunk) : "") + " ";
   return s;
 }
 
-Step fw(int mb, int chunk = 0) { return {mb, chunk, false}; }
-Step bw(int mb, int chunk = 0) { return {mb, chunk, true}; }
+Step fw(int mb, int chunk = 0) { return {graph::Phase::kForward, 0, mb, chunk}; }
+Step bw(int mb, int chunk = 0) { return {graph::Phase::kBackwardInput, 0, mb, chunk}; }
 
 // Megatron 1F1B, pp=4, M=8. Stage s warms up with pp-s-1 forwards, then
 // alternates one forward and one backward M-(pp-s-1) times, then drains the

@@ -287,7 +287,7 @@ TEST(FlatStage, ScheduleCtrlDepsFollowTheStepOrder) {
   StageGraph one;
   one.nodes = {comp(0, 0), comp(1, 0, {0})};
   one.nodes[0].scheduled = one.nodes[1].scheduled = true;
-  one.nodes[1].backward = true;
+  one.nodes[1].phase = graph::Phase::kBackwardInput;
   const lower::FlatStage f(one, lower::RecvTags{{{0, 0, 0, 0}}}, 2,
                            {lower::Schedule::kGpipe, 1, 1});
   auto ctrl = [&](uint32_t node, int mb) {

@@ -108,7 +108,7 @@ TEST(PassTieEmbeddings, TiedGradientIsAllReducedAfterTheLinksOfItsStage) {
   EXPECT_EQ(sum.comm.type, graph::CollType::kAllReduce);
   EXPECT_EQ(sum.comm.axis, 3);
   EXPECT_EQ(sum.role, Role::kGradient);
-  EXPECT_TRUE(sum.backward);
+  EXPECT_TRUE(sum.is_backward());
   EXPECT_EQ(sum.stage, 0);
   EXPECT_EQ(sum.extra_deps, std::vector<int>{g.at("x.send1")});
   EXPECT_EQ(at(g, "u").x2, g.at("dw.tied_sum"));

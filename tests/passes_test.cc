@@ -572,8 +572,8 @@ TEST(PassRecompute, BlockForwardRunsAgainBeforeItsBackward) {
     CHECK-NEXT: recompute.b,N,recompute.a,,E,
     CHECK-NOT: recompute.
   )"));
-  EXPECT_TRUE(at(g, "recompute.a").backward);
-  EXPECT_TRUE(at(g, "recompute.b").backward);
+  EXPECT_TRUE(at(g, "recompute.a").is_backward());
+  EXPECT_TRUE(at(g, "recompute.b").is_backward());
 }
 
 // ---------------------------------------------------------------------------

@@ -23,7 +23,8 @@ inline std::vector<int> step_of_nodes(const stg::StageGraph& s,
   for (size_t i = 0; i < s.nodes.size(); ++i) {
     const stg::LoweredNode& n = s.nodes[i];
     if (n.kind != stg::NodeKind::kComp || !n.scheduled) continue;
-    const stg::lower::Step step{n.micro_batch, n.chunk, n.backward};
+    const stg::lower::Step step{stg::lower::step_phase(n.phase), n.phase_step, n.micro_batch,
+                                n.chunk};
     for (size_t k = 0; k < steps.size(); ++k)
       if (steps[k] == step) out[i] = static_cast<int>(k);
   }

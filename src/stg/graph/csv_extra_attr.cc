@@ -42,8 +42,8 @@ void decode(const Json& v, int& out) {
   out = static_cast<int>(v.get<int64_t>());
 }
 
-constexpr std::array<const char*, 4> kRoleNames = {"activation", "weight", "gradient",
-                                                   "update"};  // in Role's order
+constexpr std::array<const char*, 6> kRoleNames = {"activation", "weight",    "gradient", "update",
+                                                   "optimizer",  "persistent"};  // in Role's order
 Json encode(Role role) { return kRoleNames.at(static_cast<size_t>(role)); }
 void decode(const Json& v, Role& out) {
   for (size_t r = 0; r < kRoleNames.size(); ++r)
@@ -51,8 +51,58 @@ void decode(const Json& v, Role& out) {
       out = static_cast<Role>(r);
       return;
     }
-  expected(R"("activation", "weight", "gradient" or "update")", v);
+  expected(R"("activation", "weight", "gradient", "update", "optimizer" or "persistent")", v);
 }
+
+// A tensor's pass: the "backward" key says forward or backward; "phase"
+// names the others ("backward_weight", "prefill", "decode:3").
+bool forward_or_backward(Phase p) { return p == Phase::kForward || p == Phase::kBackwardInput; }
+constexpr std::array<const char*, kNumPhases> kPhaseNames = {
+    "forward", "backward_input", "backward_weight", "prefill", "decode"};  // in Phase's order
+Json encode_phase(const Tensor& t) {
+  std::string name = kPhaseNames.at(static_cast<size_t>(t.phase));
+  if (t.phase == Phase::kDecode) name += ":" + std::to_string(t.phase_step);
+  return name;
+}
+void decode_phase(const Json& v, Tensor& t) {
+  const std::string text = v.is_string() ? v.get<std::string>() : "";
+  const std::string name = text.substr(0, text.find(':'));
+  for (size_t p = 0; p < kPhaseNames.size(); ++p)
+    if (name == kPhaseNames[p]) {
+      t.phase = static_cast<Phase>(p);
+      t.phase_step = 0;
+      if (t.phase != Phase::kDecode && name == text) return;
+      if (t.phase == Phase::kDecode && name != text) {
+        int step = -1;
+        std::from_chars(text.data() + name.size() + 1, text.data() + text.size(), step);
+        if (step >= 0) {
+          t.phase_step = step;
+          return;
+        }
+      }
+    }
+  expected(R"("forward", "backward_input", "backward_weight", "prefill" or "decode:N")", v);
+}
+
+constexpr ExtraAttrKey kBackwardKey = {"backward",
+                                       [](const Tensor& t, const Tensor& inferred) {
+                                         return t.is_backward() != inferred.is_backward();
+                                       },
+                                       [](const Tensor& t) { return Json(t.is_backward()); },
+                                       [](const Json& v, Tensor& t) {
+                                         bool backward = false;
+                                         decode(v, backward);
+                                         t.phase =
+                                             backward ? Phase::kBackwardInput : Phase::kForward;
+                                       }};
+
+constexpr ExtraAttrKey kPhaseKey = {
+    "phase",
+    [](const Tensor& t, const Tensor& inferred) {
+      return !(forward_or_backward(t.phase) && forward_or_backward(inferred.phase)) &&
+             (t.phase != inferred.phase || t.phase_step != inferred.phase_step);
+    },
+    encode_phase, decode_phase};
 
 // "first", "last", "block:3"; the index of first and last only when not 0.
 constexpr std::array<const char*, 3> kPlacementNames = {"first", "block", "last"};  // Kind order
@@ -154,7 +204,8 @@ const ExtraAttrKey kExtraAttrKeys[] = {
     field_key<&Tensor::micro_batch>("micro_batch"),
     field_key<&Tensor::stage>("stage"),
     field_key<&Tensor::chunk>("chunk"),
-    field_key<&Tensor::backward>("backward"),
+    kBackwardKey,
+    kPhaseKey,
     field_key<&Tensor::transient>("transient"),
     field_key<&Tensor::view>("view"),
     field_key<&Tensor::flops>("flops"),
@@ -178,10 +229,12 @@ void infer_extra_fields(Tensor& t, const std::vector<Tensor>& tensors) {
   t.micro_batch = 0;
   t.stage = 0;
   t.chunk = 0;
-  t.backward = t.grad_of >= 0;
+  bool backward = t.grad_of >= 0;
   for (int in : {t.x1, t.x2})
-    if (in >= 0) t.backward = t.backward || tensors.at(in).backward;
-  for (int in : t.extra_deps) t.backward = t.backward || tensors.at(in).backward;
+    if (in >= 0) backward = backward || tensors.at(in).is_backward();
+  for (int in : t.extra_deps) backward = backward || tensors.at(in).is_backward();
+  t.phase = backward ? Phase::kBackwardInput : Phase::kForward;
+  t.phase_step = 0;
   t.transient = false;
   t.view = false;
   t.flops = Expr();

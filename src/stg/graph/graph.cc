@@ -199,7 +199,7 @@ int Graph::elementwise2(const std::string& name, const std::string& x1, const st
 }
 
 void Graph::mark_backward(std::initializer_list<const char*> names) {
-  for (const char* n : names) tensors_[at(n)].backward = true;
+  for (const char* n : names) tensors_[at(n)].phase = Phase::kBackwardInput;
 }
 
 Graph& Graph::flops(std::string_view flops) {
@@ -213,7 +213,14 @@ Graph& Graph::grad_of(const std::string& grad_of) {
 }
 
 void Graph::mark_backward_from(int first) {
-  for (size_t i = first; i < tensors_.size(); ++i) tensors_[i].backward = true;
+  for (size_t i = first; i < tensors_.size(); ++i) tensors_[i].phase = Phase::kBackwardInput;
+}
+
+Phase phase_of(const Graph& g, int t) {
+  const Tensor& x = g[t];
+  if (x.is_backward() && x.grad_of >= 0 && g[x.grad_of].require_grads)
+    return Phase::kBackwardWeight;
+  return x.phase;
 }
 
 void rename_symbols(Tensor& t, const std::map<std::string, Expr>& renames, RenameMemo* memo) {

@@ -141,6 +141,10 @@ class Graph {
   mutable std::vector<std::shared_ptr<const OpResult>> results_;
 };
 
+// The tensor's phase, with the backward pass's weight gradients told apart:
+// a backward tensor that is the gradient of a weight is kBackwardWeight.
+Phase phase_of(const Graph& g, int t);
+
 // The tensor whose data `t` is: comm ops (collectives, send, recv) carry
 // their input's data, so they are looked through; -1 stays -1.
 int carried(const Graph& g, int t);

@@ -15,7 +15,7 @@ class GraphError : public std::runtime_error {
 
 struct OpResult {
   Shape y_shape;
-  Shape y_hidden;   // partial-sum factors of the output
+  Shape y_hidden;      // partial-sum factors of the output
   expr::Expr num_ops;  // multiply-accumulates or element operations
 };
 

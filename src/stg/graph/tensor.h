@@ -42,10 +42,24 @@ const char* op_code(Op op);
 // What a tensor is for; passes use this instead of name matching.
 enum class Role {
   kActivation,  // forward or backward data
-  kWeight,      // a trainable parameter (require_grads)
+  kWeight,      // a parameter (trainable when require_grads)
   kGradient,    // the gradient of a weight
   kUpdate,      // the updated weight w@1 = w@0 + dw
+  kOptimizer,   // optimizer state (Adam moments), kept across steps
+  kPersistent,  // state kept across phases of a workload (a KV cache)
 };
+
+// Which pass of a workload a tensor's work belongs to; a pipeline schedule
+// orders steps of (phase, micro-batch, chunk) (lower/schedule.h). A training
+// step has a forward and a backward pass; the backward pass splits into the
+// gradients of activations (input) and of weights, which zero-bubble
+// schedules place on their own (graph::phase_of tells them apart). Serving
+// has a prefill and decode steps (Tensor::phase_step: which one).
+enum class Phase : uint8_t { kForward, kBackwardInput, kBackwardWeight, kPrefill, kDecode };
+inline constexpr int kNumPhases = 5;
+inline bool is_backward(Phase p) {
+  return p == Phase::kBackwardInput || p == Phase::kBackwardWeight;
+}
 
 // Which part of the model a tensor belongs to, for pipeline placement.
 struct Placement {
@@ -94,9 +108,13 @@ struct Tensor {
 
   int grad_of = -1;  // the weight (or activation) this one is the gradient of
 
-  // Part of the backward pass (reads weights through their backward copy
-  // under FSDP; recomputation re-runs the forward before these).
-  bool backward = false;
+  // The pass it runs in. Models mark the backward pass kBackwardInput (the
+  // backward of weights under FSDP reads their backward copy; recomputation
+  // re-runs the forward before it); which backward tensors are weight
+  // gradients follows from grad_of (graph::phase_of).
+  Phase phase = Phase::kForward;
+  int phase_step = 0;  // kDecode: the decode step
+  bool is_backward() const { return graph::is_backward(phase); }
   // Transient full-size buffer of sharded training (FSDP assembled weight or
   // gradient): not resident memory.
   bool transient = false;

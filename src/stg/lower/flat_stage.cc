@@ -319,6 +319,7 @@ void FlatStage::check_dependencies() const {
 }
 
 std::vector<Step> FlatStage::steps(const FlatSchedule& schedule) const {
+  if (!schedule.phases.empty()) return phase_steps(schedule.phases, micro_batches_);
   const int chunks = schedule.schedule == Schedule::kInterleaved ? std::max(1, schedule.chunks) : 1;
   std::vector<Step> out;
   for (const Step& step :
@@ -332,15 +333,19 @@ void FlatStage::plan_schedule(const FlatSchedule& schedule) {
   const auto n = nodes.size();
   source_key_.assign(n, -1);
   key_of_.assign(n, -1);
-  if (schedule.schedule == Schedule::kNone) return;
-  const int chunks = schedule.schedule == Schedule::kInterleaved ? std::max(1, schedule.chunks) : 1;
-  keys_ = 2 * chunks;
+  if (schedule.schedule == Schedule::kNone && schedule.phases.empty()) return;
+  // A step key per (chunk, phase, phase step) the schedule runs.
+  const std::vector<Step> all = steps(schedule);
+  for (const Step& step : all)
+    step_keys_.emplace(key_tuple(step), static_cast<int>(step_keys_.size()));
+  keys_ = static_cast<int>(step_keys_.size());
   for (size_t i = 0; i < n; ++i)
     if (nodes[i].kind == NodeKind::kComp && nodes[i].scheduled) {
-      if (nodes[i].chunk < 0 || nodes[i].chunk >= chunks)
-        unsupported(one_.stage, "a node of no chunk of the schedule");
+      const Step step{step_phase(nodes[i].phase), nodes[i].phase_step, 0, nodes[i].chunk};
+      const auto it = step_keys_.find(key_tuple(step));
+      if (it == step_keys_.end()) unsupported(one_.stage, "a node of no step of the schedule");
       if (!repeated_[i]) unsupported(one_.stage, "a scheduled node of no micro-batch");
-      key_of_[i] = nodes[i].chunk * 2 + (nodes[i].backward ? 1 : 0);
+      key_of_[i] = it->second;
     }
   // Keys reachable after / before each node (not counting the node).
   const size_t words = (static_cast<size_t>(keys_) + 63) / 64;
@@ -376,8 +381,8 @@ void FlatStage::plan_schedule(const FlatSchedule& schedule) {
   // The step run before each step, among those with work on this stage.
   previous_step_.assign(static_cast<size_t>(micro_batches_) * keys_, -1);
   int64_t previous = -1;
-  for (const Step& step : steps(schedule)) {
-    const int key = step.chunk * 2 + (step.backward ? 1 : 0);
+  for (const Step& step : all) {
+    const int key = step_keys_.at(key_tuple(step));
     if (sinks_[key].empty()) continue;
     const int64_t here = int64_t{step.micro_batch} * keys_ + key;
     previous_step_[here] = previous;

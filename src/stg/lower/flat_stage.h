@@ -23,7 +23,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <stdexcept>
+#include <tuple>
 #include <vector>
 
 #include "stg/graph/graph.h"
@@ -57,6 +59,9 @@ struct FlatSchedule {
   Schedule schedule = Schedule::kNone;
   int pp = 1;
   int chunks = 1;
+  // A workload of several phases (prefill, decode steps): run in this
+  // order, each for every micro-batch (lower::phase_steps); else `schedule`.
+  std::vector<Step> phases;
 };
 
 class FlatStage {
@@ -133,11 +138,16 @@ class FlatStage {
   // per micro-batch (0 for one written once).
   std::vector<int32_t> tag0_, tag_step_;
 
-  // Schedule: a step key is chunk * 2 + backward. Per key, the template's
+  // Schedule: a step key per (chunk, phase, phase step) of the schedule
+  // (step_keys_). Per key, the template's
   // last (sinks) compute nodes of the step; per node its key when it is a
   // source (a first node), else -1; per (mb, key) the step run just before
   // it that has work here, as mb * keys + key, or -1.
   int keys_ = 0;
+  static std::tuple<int, int, int> key_tuple(const Step& s) {
+    return {s.chunk, static_cast<int>(s.phase), s.phase_step};
+  }
+  std::map<std::tuple<int, int, int>, int> step_keys_;
   std::vector<int> key_of_;  // per node: its step key, -1 if in no step
   std::vector<std::vector<uint32_t>> sinks_;
   std::vector<int> source_key_;

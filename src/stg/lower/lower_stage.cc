@@ -164,7 +164,8 @@ class StageLowering {
     n.micro_batch = x.micro_batch;
     if (n.kind == NodeKind::kComp && in_a_step(x)) {
       n.scheduled = true;
-      n.backward = x.backward;
+      n.phase = graph::phase_of(g_, t);
+      n.phase_step = x.phase_step;
       n.chunk = x.chunk;
     }
     node_of_[t] = static_cast<int>(nodes_.size());

@@ -7,13 +7,18 @@ namespace stg::lower {
 
 namespace {
 
+using graph::Phase;
+
+Step step(Phase phase, int micro_batch, int chunk) { return {phase, 0, micro_batch, chunk}; }
+
 // The k-th forward (or backward) step of the interleaved schedule.
 Step interleaved_step(int k, int pp, int chunks, bool backward) {
   const int group = k / (pp * chunks);
   const int in_group = k % (pp * chunks);
   int chunk = in_group / pp;
   if (backward) chunk = chunks - 1 - chunk;
-  return {group * pp + in_group % pp, chunk, backward};
+  return step(backward ? Phase::kBackwardInput : Phase::kForward, group * pp + in_group % pp,
+              chunk);
 }
 
 int warmup_steps(Schedule schedule, int stage, int pp, int total, int chunks) {
@@ -32,18 +37,18 @@ std::vector<Step> schedule_steps(Schedule schedule, int stage, int pp, int micro
   const int total = micro_batches * chunks;
   auto forward = [&](int k) {
     return schedule == Schedule::kInterleaved ? interleaved_step(k, pp, chunks, false)
-                                              : Step{k, 0, false};
+                                              : step(Phase::kForward, k, 0);
   };
   auto backward = [&](int k) {
     return schedule == Schedule::kInterleaved ? interleaved_step(k, pp, chunks, true)
-                                              : Step{k, 0, true};
+                                              : step(Phase::kBackwardInput, k, 0);
   };
   if (schedule == Schedule::kNone) return steps;
   if (micro_batches == 1) {
     // One micro-batch (a flat stage's template; pp 1 when interleaved):
     // its chunks forward, then backward in reverse, under every schedule.
-    for (int c = 0; c < chunks; ++c) steps.push_back({0, c, false});
-    for (int c = chunks - 1; c >= 0; --c) steps.push_back({0, c, true});
+    for (int c = 0; c < chunks; ++c) steps.push_back(step(Phase::kForward, 0, c));
+    for (int c = chunks - 1; c >= 0; --c) steps.push_back(step(Phase::kBackwardInput, 0, c));
     return steps;
   }
   if (schedule == Schedule::kGpipe) {
@@ -59,6 +64,17 @@ std::vector<Step> schedule_steps(Schedule schedule, int stage, int pp, int micro
     steps.push_back(backward(k));
   }
   for (int k = steady; k < total; ++k) steps.push_back(backward(k));
+  return steps;
+}
+
+std::vector<Step> phase_steps(const std::vector<Step>& phases, int micro_batches) {
+  std::vector<Step> steps;
+  for (const Step& phase : phases)
+    for (int mb = 0; mb < micro_batches; ++mb) {
+      Step s = phase;
+      s.micro_batch = mb;
+      steps.push_back(s);
+    }
   return steps;
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "stg/graph/comm.h"
+#include "stg/graph/tensor.h"
 #include "stg/mesh/peer.h"
 
 namespace stg {
@@ -79,7 +80,8 @@ struct LoweredNode {
   // orders, its step's chunk and direction (lower/flat_stage.h reads these).
   int micro_batch = -1;
   bool scheduled = false;
-  bool backward = false;
+  graph::Phase phase = graph::Phase::kForward;  // graph::phase_of its tensor
+  int phase_step = 0;
   int chunk = 0;
 };
 

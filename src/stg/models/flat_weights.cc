@@ -126,7 +126,7 @@ void add_gradient_buffer(FlatGroup& f, const std::vector<int>& grads, bool reduc
   gathered.x2_hidden = first_grad.y_hidden;
   gathered.extra_deps.assign(grads.begin() + 1, grads.end());
   gathered.transient = true;
-  gathered.backward = true;
+  gathered.phase = graph::Phase::kBackwardInput;
   const int assembled_grad = g.add(std::move(gathered));
   // The gradient's own shard symbol: ZeRO-2 shards gradients without
   // sharding the weights (bound to dp or 1 like `fsdp`).
@@ -134,7 +134,7 @@ void add_gradient_buffer(FlatGroup& f, const std::vector<int>& grads, bool reduc
                                                  f.full, first_grad.y_hidden)
                                         : f.make("_sharded_grad", Op::kIdentity, assembled_grad,
                                                  {f.total / Expr::symbol("gshard")}, f.one);
-  sharded_grad.backward = true;
+  sharded_grad.phase = graph::Phase::kBackwardInput;
   sharded_grad.role = graph::Role::kGradient;
   const int sg = g.add(std::move(sharded_grad));
   g.mutable_tensor(sg).grad_of = f.sharded;
@@ -148,7 +148,7 @@ void add_backward_copies(FlatGroup& f, int original, const std::vector<int>& wei
   graph::Graph& g = f.g;
   Tensor again = f.make("_assembled_weight_backward", Op::kIdentity, f.sharded, f.full, f.one);
   again.transient = true;
-  again.backward = true;
+  again.phase = graph::Phase::kBackwardInput;
   const int assembled_backward = g.add(std::move(again));
   std::map<int, int> backward_copy;
   for (size_t k = 0; k < weights.size(); ++k) {
@@ -158,11 +158,11 @@ void add_backward_copies(FlatGroup& f, int original, const std::vector<int>& wei
     copy.x2_hidden = views[k].second;
     copy.view = true;
     copy.transient = true;
-    copy.backward = true;
+    copy.phase = graph::Phase::kBackwardInput;
     backward_copy[weights[k]] = g.add(std::move(copy));
   }
   for (int i = 0; i < original; ++i) {
-    if (!g[i].backward) continue;
+    if (!g[i].is_backward()) continue;
     Tensor& t = g.mutable_tensor(i);
     if (auto it = backward_copy.find(t.x1); it != backward_copy.end()) t.x1 = it->second;
     if (auto it = backward_copy.find(t.x2); it != backward_copy.end()) t.x2 = it->second;

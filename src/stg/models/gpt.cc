@@ -274,7 +274,7 @@ void append_megatron_vocabulary(Graph& g, const std::string& last, bool tpsp,
                        "Dvocal/tp, Dmodel", "Dvocal/tp, Dmodel", "1/(cp*dp)", "1/(cp*dp)");
   graph::Tensor& t = g.mutable_tensor_keep_result(sum);
   t.placement = first;
-  t.backward = true;
+  t.phase = graph::Phase::kBackwardInput;
   g.mutable_tensor_keep_result(g.at("in_emb.dw")).grad_of = -1;
   g.mutable_tensor_keep_result(g.at("out_emb.dw")).grad_of = -1;
   g.mutable_tensor_keep_result(sum).grad_of = g.at("in_emb.w");

@@ -97,7 +97,7 @@ std::string reduce_chain(Graph& g, const std::vector<std::string>& inputs,
     t.x2 = g.at(inputs[i]);
     t.x1_shape = t.x2_shape = first.y_shape;
     t.x1_hidden = t.x2_hidden = first.y_hidden;
-    t.backward = backward;
+    t.phase = backward ? graph::Phase::kBackwardInput : graph::Phase::kForward;
     last = g[g.add(std::move(t))].name;
   }
   return last;

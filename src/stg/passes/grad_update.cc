@@ -58,7 +58,7 @@ void add_weight_updates(graph::Graph& g, const std::vector<int>& grad_of_weight,
         r.x1 = dw;
         r.x1_shape = g.result(dw).y_shape;
         r.x1_hidden = Shape{Expr::constant(1)};
-        r.backward = true;
+        r.phase = graph::Phase::kBackwardInput;
         grad = g.add(std::move(r));
       }
     } else {

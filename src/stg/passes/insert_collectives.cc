@@ -30,7 +30,8 @@ Tensor reference_collective(const graph::Graph& g, const CollectiveRequest& r) {
   t.stage = consumer.stage;
   t.chunk = consumer.chunk;
   t.micro_batch = consumer.micro_batch;
-  t.backward = consumer.backward;
+  t.phase = consumer.phase;
+  t.phase_step = consumer.phase_step;
   t.placement = consumer.placement;
   // A reduction runs in the wider of the two element types: a gradient
   // reduced into an fp32 buffer is reduced in fp32 (--framework megatron; 0

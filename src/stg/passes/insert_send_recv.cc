@@ -24,7 +24,8 @@ Tensor carrier(const graph::Graph& g, int producer, Op op, int stage) {
   t.stage = stage;
   t.chunk = p.chunk;
   t.micro_batch = p.micro_batch;
-  t.backward = p.backward;
+  t.phase = p.phase;
+  t.phase_step = p.phase_step;
   t.placement = p.placement;
   return t;
 }

@@ -62,7 +62,8 @@ Graph replicate_micro_batches(Graph g, int count, const std::map<std::string, Ex
     Tensor h;
     h.name = g[grad].name;
     h.revision = g[grad].revision;
-    h.backward = g[grad].backward;
+    h.phase = g[grad].phase;
+    h.phase_step = g[grad].phase_step;
     h.placement = g[grad].placement;
     grad_header[grad] = std::move(h);
   }
@@ -107,7 +108,8 @@ Graph replicate_micro_batches(Graph g, int count, const std::map<std::string, Ex
     sum.x1_shape = sum.x2_shape = view.y_shape;
     sum.x1_hidden = sum.x2_hidden = view.y_hidden;
     for (int mb = 1; mb < count; ++mb) sum.extra_deps.push_back(copy_of(grad, mb));
-    sum.backward = original.backward;
+    sum.phase = original.phase;
+    sum.phase_step = original.phase_step;
     sum.micro_batch = -1;  // after all micro-batches
     sum.role = graph::Role::kGradient;
     sum.placement = original.placement;

@@ -21,7 +21,7 @@ BlockKey key_of(const Tensor& t) { return {t.placement.block, t.micro_batch}; }
 // identities that forward the block's input (the checkpoint).
 bool recomputable(const graph::Graph& g, int i) {
   const Tensor& t = g[i];
-  if (!in_block(t) || t.backward || t.transient || t.require_grads) return false;
+  if (!in_block(t) || t.is_backward() || t.transient || t.require_grads) return false;
   if (t.op == Op::kPlaceholder || t.op == Op::kShadow) return false;
   if (t.view) return false;
   if (t.op == Op::kIdentity && (t.x1 < 0 || !in_block(g[t.x1]) || key_of(g[t.x1]) != key_of(t)))
@@ -42,9 +42,9 @@ int add_recomputation(graph::Graph& g, bool selective) {
   std::map<BlockKey, std::vector<int>> entry;
   for (int i = 0; i < n; ++i) {
     const Tensor& t = g[i];
-    if (!in_block(t) || !t.backward) continue;
+    if (!in_block(t) || !t.is_backward()) continue;
     for (int in : {t.x1, t.x2})
-      if (in >= 0 && g[in].backward && (!in_block(g[in]) || key_of(g[in]) != key_of(t)))
+      if (in >= 0 && g[in].is_backward() && (!in_block(g[in]) || key_of(g[in]) != key_of(t)))
         entry[key_of(t)].push_back(i);
   }
 
@@ -55,7 +55,7 @@ int add_recomputation(graph::Graph& g, bool selective) {
     const std::string prefix = "recompute.";
     t.name = prefix + t.name;
     t.number_at = graph::number_after(t.number_at, prefix.size());
-    t.backward = true;  // it runs in the backward pass
+    t.phase = graph::Phase::kBackwardInput;  // it runs in the backward pass
     t.grad_of = -1;
     copy[i] = g.add(std::move(t));
   }
@@ -81,7 +81,7 @@ int add_recomputation(graph::Graph& g, bool selective) {
   }
   // The block's backward pass reads its recomputed activations.
   for (int i = 0; i < n; ++i) {
-    if (!g[i].backward || !in_block(g[i])) continue;
+    if (!g[i].is_backward() || !in_block(g[i])) continue;
     const BlockKey block = key_of(g[i]);
     Tensor& t = g.mutable_tensor(i);
     auto redirect = [&](int& ref) {

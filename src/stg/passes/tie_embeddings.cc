@@ -38,7 +38,7 @@ int tie_embeddings(graph::Graph& g, const std::vector<int>& gradient_of, int gro
     t.comm.label = grad.id() + "_TIED_SUM";
     t.comm.label_number_at = grad.number_at;
     t.micro_batch = grad.micro_batch;
-    t.backward = true;
+    t.phase = graph::Phase::kBackwardInput;
     t.placement = grad.placement;
     t.stage = grad.stage;
     t.chunk = grad.chunk;

@@ -83,15 +83,15 @@ std::vector<StageMemory> memory_by_stage(const graph::Graph& g, const mesh::Mesh
   std::set<std::pair<int, int>> kept;  // (buffer, stage holding it)
   for (int i = 0; i < n; ++i) {
     const Tensor& t = g[i];
-    if (!t.backward || t.micro_batch > 0 || graph::is_comm(t.op)) continue;
+    if (!t.is_backward() || t.micro_batch > 0 || graph::is_comm(t.op)) continue;
     for (int in : {t.x1, t.x2}) {
       in = graph::carried(g, in);
       while (in >= 0 && is_view(g, in) && g[in].op == Op::kIdentity)
         in = graph::carried(g, g[in].x1);
       if (in < 0) continue;
       const Tensor& b = g[in];
-      if (b.backward || b.transient || b.micro_batch != 0 || b.role != graph::Role::kActivation ||
-          b.op == Op::kPlaceholder || is_view(g, in))
+      if (b.is_backward() || b.transient || b.micro_batch != 0 ||
+          b.role != graph::Role::kActivation || b.op == Op::kPlaceholder || is_view(g, in))
         continue;
       kept.insert({in, t.stage});
     }
