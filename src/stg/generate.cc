@@ -264,9 +264,11 @@ LoweredRun lower_run(const Options& o, models::Workload& w, const lower::LowerOp
   return run;
 }
 
-frameworks::MemoryReport memory_report(const Options& o, const models::Workload& w,
-                                       const lower::LowerOptions& lo, const graph::Graph& g,
-                                       int64_t ranks_per_stage) {
+using frameworks::MemoryReport;
+
+MemoryReport memory_report(const Options& o, const models::Workload& w,
+                           const lower::LowerOptions& lo, const graph::Graph& g,
+                           int64_t ranks_per_stage) {
   if (!o.print_gpu_vram.value_or(false)) return {};
   return w.framework->memory_report(o, w, lo, g, ranks_per_stage);
 }
@@ -397,7 +399,7 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   }
   RunSummary summary;
   summary.notes = std::move(w.notes);
-  frameworks::MemoryReport memory = memory_report(o, w, lo, run.graph, layout.ranks_per_stage());
+  MemoryReport memory = memory_report(o, w, lo, run.graph, layout.ranks_per_stage());
   summary.memory = std::move(memory.by_stage);
   summary.memory_report = std::move(memory.text);
   summary.step = step_of_run(run.stages, w.mesh, first_rank, last_rank, lo.kernel_flops);
