@@ -60,7 +60,7 @@ const char* const kMegatronFeatures[] = {"plain", "recompute_selective", "recomp
                                          "sim_detail"};
 
 void apply_megatron_feature(Options& o, int feature) {
-  o.framework = Framework::kMegatron;
+  o.framework = "megatron";
   switch (feature) {
     case 1:
       o.activation_recompute = Recompute::kSelective;

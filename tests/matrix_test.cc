@@ -245,7 +245,7 @@ Options Config::options(const std::string& dir) const {
   if (mixed_precision) o.mixed_precision = true;
   o.pipeline_schedule = parse_schedule(schedule);
   o.virtual_stages = vstages;
-  if (megatron) o.framework = Framework::kMegatron;
+  if (megatron) o.framework = "megatron";
   // Megatron without --units: the framework's default, as on the command line.
   if (!megatron || units != "stg") o.units = parse_units(units);
   o.dtype = parse_dtype(dtype);

@@ -66,7 +66,7 @@ struct Config {
 Options options_of(const Config& c, const std::string& dir) {
   Options o;
   o.output_dir = dir;
-  o.framework = Framework::kMegatron;
+  o.framework = "megatron";
   o.model = c.kind;
   o.num_stacks = c.l;
   o.dmodel = c.h;

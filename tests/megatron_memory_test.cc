@@ -46,7 +46,7 @@ std::vector<report::StageMemory> run(const Plan& p) {
   stg_test::TempDir tmp({.prefix = "stg_megatron_memory"});
   Options o;
   o.output_dir = tmp.path().string();
-  o.framework = Framework::kMegatron;
+  o.framework = "megatron";
   o.model = p.kind;
   o.num_stacks = p.l;
   o.dmodel = p.h;

@@ -26,7 +26,7 @@ Options tied_run(const std::string& dir, int pp, std::optional<bool> tie) {
   Options o;
   o.output_dir = dir;
   o.schema = emit::Schema::kJson;
-  o.framework = Framework::kMegatron;
+  o.framework = "megatron";
   o.model = ModelKind::kGpt;
   o.num_stacks = 4;
   o.dmodel = 64;

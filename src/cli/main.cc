@@ -14,6 +14,7 @@
 #include "help_groups.h"
 #include "inspect_command.h"
 #include "progress_bar.h"
+#include "stg/frameworks/registry.h"
 #include "stg/generate.h"
 #include "stg/io/cancel.h"
 #include "stg/io/output_files.h"
@@ -274,7 +275,7 @@ int generate_main(int argc, char** argv) {
     if (!schedule.empty()) o.pipeline_schedule = stg::parse_schedule(schedule);
     if (!units.empty()) o.units = stg::parse_units(units);
     if (!dtype.empty()) o.dtype = stg::parse_dtype(dtype);
-    if (!framework.empty()) o.framework = stg::parse_framework(framework);
+    if (!framework.empty()) o.framework = stg::frameworks::find(framework).name();
     if (!tie_embeddings.empty()) o.tie_embeddings = parse_bool("--tie_embeddings", tie_embeddings);
     if (!causal_saving.empty()) o.causal_saving = parse_bool("--causal_saving", causal_saving);
     if (!grad_dtype.empty()) {

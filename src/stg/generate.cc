@@ -10,6 +10,7 @@
 
 #include "stg/emit/flat_writer.h"
 #include "stg/emit/trace_writer.h"
+#include "stg/frameworks/framework.h"
 #include "stg/graph/csv_writer.h"
 #include "stg/io/cancel.h"
 #include "stg/io/output_files.h"
@@ -20,16 +21,12 @@
 #include "stg/mesh/rank_layout.h"
 #include "stg/models/registry.h"
 #include "stg/passes/bind_symbols.h"
-#include "stg/passes/grad_update.h"
-#include "stg/passes/gradient_precision.h"
 #include "stg/passes/insert_collectives.h"
 #include "stg/passes/insert_send_recv.h"
 #include "stg/passes/micro_batch.h"
 #include "stg/passes/pipeline.h"
 #include "stg/passes/recompute.h"
 #include "stg/passes/tie_embeddings.h"
-#include "stg/report/megatron_memory.h"
-#include "stg/report/memory.h"
 #include "stg/report/stage_figures.h"
 #include "stg/util/parallel.h"
 
@@ -130,33 +127,30 @@ passes::PassManager build_pipeline(const Options& o, const models::Workload& w, 
     pm.emplace<passes::ReplicateMicroBatches>(w.micro_batches, w.micro_batch_renames);
   if (o.recompute() != Recompute::kNone)
     pm.emplace<passes::AddRecomputation>(o.recompute() == Recompute::kSelective);
-  pm.emplace<passes::AddWeightUpdates>(w.zero_stage, /*distributed_optimizer=*/o.megatron());
-  if (o.megatron())
-    pm.emplace<passes::SetGradientPrecision>(
-        static_cast<int>(dtype_bytes(o.grad_dtype.value_or(DType::kFp32))));
+  const frameworks::Framework& f = *w.framework;
+  f.add_gradient_passes(pm, o, w);
   pm.emplace<passes::AssignStages>(w.model.num_blocks, o.virtual_stages);
   pm.emplace<passes::InsertSendRecv>();
   if (w.embedding_group >= 0) pm.emplace<passes::TieEmbeddings>(w.embedding_group);
-  pm.emplace<passes::InsertCollectives>(models::sharding_rule(w));
+  pm.emplace<passes::InsertCollectives>(models::sharding_rule(w), f.collective_creator());
   return pm;
 }
 
 lower::LowerOptions lower_options(const Options& o, const models::Workload& w) {
+  const frameworks::Framework& f = *w.framework;
   lower::LowerOptions lo;
   lo.io.mixed_precision = o.mixed_precision.value_or(false);
-  if (o.units_or_default() == Units::kPhysical) {
+  if (o.units.value_or(f.default_units()) == Units::kPhysical) {
     lo.flops_per_mac = 2;
     lo.kernel_flops = true;
-    lo.bytes_per_element = dtype_bytes(o.dtype.value_or(DType::kBf16));
+    lo.bytes_per_element = dtype_bytes(o.dtype.value_or(f.default_dtype()));
     lo.tensor_element_bytes = true;
   } else {
     require(o.dtype.value_or(DType::kBf16) == DType::kBf16,
             "--dtype applies to --units physical only: add --units physical");
   }
-  lo.tensor_size_moved = o.megatron();
-  // Megatron-LM issues a send or a gradient bucket as soon as its input is
-  // ready; the reference numbers its links last (docs/facts.md §5.8).
-  lo.order = o.megatron() ? lower::NodeOrder::kIssue : lower::NodeOrder::kReference;
+  lo.tensor_size_moved = f.tensor_size_moved();
+  lo.order = f.node_order();
   lo.schedule = o.pipeline_schedule;
   lo.micro_batches = w.micro_batches;
   lo.pp = static_cast<int>(w.mesh.stages());
@@ -270,41 +264,13 @@ LoweredRun lower_run(const Options& o, models::Workload& w, const lower::LowerOp
   return run;
 }
 
-struct MemoryReport {
-  std::vector<report::StageMemory> by_stage;
-  std::string text;
-};
+using frameworks::MemoryReport;
 
 MemoryReport memory_report(const Options& o, const models::Workload& w,
                            const lower::LowerOptions& lo, const graph::Graph& g,
                            int64_t ranks_per_stage) {
-  MemoryReport out;
-  if (!o.print_gpu_vram.value_or(false)) return out;
-  if (o.megatron()) {
-    report::MegatronMemoryOptions m;
-    m.model = o.model_kind();
-    m.sequence_parallel = o.tpsp.value_or(true);
-    m.recompute = o.recompute();
-    // fp8 training computes in fp8 but keeps bf16 weights (Megatron-LM).
-    m.weight_bytes = std::max(2, static_cast<int>(dtype_bytes(o.dtype.value_or(DType::kBf16))));
-    m.grad_bytes = static_cast<int>(dtype_bytes(o.grad_dtype.value_or(DType::kFp32)));
-    m.zero_stage = w.zero_stage;
-    m.schedule = lo.schedule;
-    m.micro_batches = w.micro_batches;
-    m.chunks = lo.chunks;
-    out.by_stage = report::megatron_memory_by_stage(g, w.mesh, w.values, m);
-    out.text = report::format_megatron_memory(out.by_stage, ranks_per_stage, m.recompute);
-    return out;
-  }
-  report::MemoryOptions m;
-  m.mixed_precision = lo.io.mixed_precision;
-  m.zero_stage = w.zero_stage;
-  m.schedule = lo.schedule;
-  m.micro_batches = w.micro_batches;
-  m.chunks = lo.chunks;
-  out.by_stage = report::memory_by_stage(g, w.mesh, w.values, m);
-  out.text = report::format_memory(out.by_stage, ranks_per_stage);
-  return out;
+  if (!o.print_gpu_vram.value_or(false)) return {};
+  return w.framework->memory_report(o, w, lo, g, ranks_per_stage);
 }
 
 // What the writers share: where files go and what they add up.

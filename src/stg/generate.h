@@ -54,13 +54,15 @@ struct OutputPlan {
 };
 OutputPlan resolve_outputs(const Options& o);
 
-// The ordered pass pipeline of a run (`stg --print_passes` prints it).
+// The ordered pass pipeline of a run (`stg --print_passes` prints it); the
+// gradient passes and the collective creator are the workload's framework's.
 // `flat`: with one micro-batch standing for all (lower/flat_stage.h), as
 // the run lowers it; else with every micro-batch, as the reference builds
 // the graph (--dump_after writes that graph; tests lower it as an oracle).
 passes::PassManager build_pipeline(const Options& o, const models::Workload& w, bool flat = false);
 
-// How one stage is lowered (units, schedule).
+// How one stage is lowered (units, schedule; the workload's framework
+// gives the defaults, the node order and what tensor_size counts).
 lower::LowerOptions lower_options(const Options& o, const models::Workload& w);
 
 // Lowers the stages first_stage..last_stage (-1: the last) of a graph that

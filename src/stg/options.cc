@@ -70,12 +70,6 @@ DType parse_dtype(std::string_view s) {
   unknown_choice("--dtype", s, {"fp32", "bf16", "fp16", "fp8"}, "fp32, bf16, fp16 or fp8");
 }
 
-Framework parse_framework(std::string_view s) {
-  if (s == "reference") return Framework::kReference;
-  if (s == "megatron") return Framework::kMegatron;
-  throw UsageError("--framework '" + std::string(s) + "' is unknown: use reference or megatron");
-}
-
 Recompute parse_recompute(std::string_view s) {
   if (s == "0" || s == "false" || s == "no" || s == "none") return Recompute::kNone;
   if (s == "1" || s == "true" || s == "yes" || s == "full") return Recompute::kFull;

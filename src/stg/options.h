@@ -27,9 +27,6 @@ class UsageError : public std::runtime_error {
 enum class ModelKind { kTransformer, kGpt, kLlama, kMoe };
 enum class Units { kStg, kPhysical };  // elements and MACs, or bytes and FLOPs
 enum class DType { kFp32, kBf16, kFp16, kFp8 };
-// Whose training step the trace models: the reference generator's (its
-// numbers, its shortcuts) or Megatron-LM's (docs/megatron.md).
-enum class Framework { kReference, kMegatron };
 // What the backward pass recomputes: nothing, every block's forward, or only
 // the attention core (Korthikanti et al.'s selective recomputation).
 enum class Recompute { kNone, kFull, kSelective };
@@ -41,7 +38,6 @@ emit::TraceDetail parse_trace_detail(std::string_view text);  // --trace_detail
 lower::Schedule parse_schedule(std::string_view text);        // --pipeline_schedule
 Units parse_units(std::string_view text);                     // --units
 DType parse_dtype(std::string_view text);                     // --dtype
-Framework parse_framework(std::string_view text);             // --framework
 // 0/1/true/false/yes/no as none/full, or none, full, selective.
 Recompute parse_recompute(std::string_view text);  // --activation_recompute
 int64_t dtype_bytes(DType dtype);
@@ -74,7 +70,9 @@ struct Options {
   std::optional<bool> tpsp, mixed_precision, print_gpu_vram;
   std::optional<Recompute> activation_recompute;
 
-  Framework framework = Framework::kReference;
+  // Whose training step the trace models: a name of the framework registry
+  // (frameworks/registry.h), e.g. the reference generator's or Megatron-LM's.
+  std::string framework = "reference";
   // --framework megatron only: the input and output embedding share one
   // weight (default: on for gpt, off for llama and moe); attention charged
   // for the causal half only; the element type of gradients (fp32).
@@ -88,8 +86,8 @@ struct Options {
   lower::Schedule pipeline_schedule = lower::Schedule::kNone;
   int virtual_stages = 1;  // chunks per stage (interleaved)
 
-  std::optional<Units> units;  // unset: stg, or physical under --framework megatron
-  std::optional<DType> dtype;  // bytes per element for --units physical (bf16)
+  std::optional<Units> units;  // unset: the framework's (stg, or physical under megatron)
+  std::optional<DType> dtype;  // bytes per element for --units physical (unset: bf16)
 
   std::string ranks;  // "A-B": write only these ranks (same bytes as a full run)
   // --shard i/n: write the i-th of n contiguous rank ranges (same bytes as a
@@ -102,10 +100,6 @@ struct Options {
   std::string dump_after;
 
   ModelKind model_kind() const { return model.value_or(ModelKind::kTransformer); }
-  bool megatron() const { return framework == Framework::kMegatron; }
-  Units units_or_default() const {
-    return units.value_or(megatron() ? Units::kPhysical : Units::kStg);
-  }
   Recompute recompute() const { return activation_recompute.value_or(Recompute::kNone); }
 };
 

@@ -1,5 +1,6 @@
 // The later reference's decoder models (gpt alias dense, llama, moe) with
 // their flags bound.
+#include "stg/frameworks/framework.h"
 #include "stg/models/flag_binding.h"
 #include "stg/models/gpt.h"
 #include "stg/models/moe.h"
@@ -7,22 +8,6 @@
 namespace stg::models {
 
 namespace {
-
-// Megatron-LM computes the logits over a vocabulary padded to a multiple of
-// --make_vocab_size_divisible_by x tp, so that every tp rank holds whole rows.
-void pad_vocabulary(Workload& w, const Options& o, int64_t tp) {
-  const int64_t unit = o.make_vocab_size_divisible_by.value_or(128);
-  require(unit >= 1, "--make_vocab_size_divisible_by " + num(unit) +
-                         " is not valid: use a whole number >= 1 (1: no padding)");
-  int64_t& vocab = w.values.by_symbol.at("Dvocal");
-  const int64_t multiple = unit * tp;
-  const int64_t padded = (vocab + multiple - 1) / multiple * multiple;
-  if (padded == vocab) return;
-  w.notes.push_back("--dvocal " + num(vocab) + " padded to " + num(padded) +
-                    " (a multiple of --make_vocab_size_divisible_by " + num(unit) + " x tp " +
-                    num(tp) + ", as Megatron-LM does)");
-  vocab = padded;
-}
 
 // Every dimension of every weight must be whole on its rank: a vocabulary of
 // 50257 rows cannot be split over 8 tensor-parallel ranks. (Dimensions with
@@ -51,11 +36,11 @@ void check_weight_dims(const Workload& w) {
 // Every tensor-parallel, sequence and expert split is whole (the dims
 // bound; `degree` with the dense models' tp x ep).
 void check_parallel_split(const expr::Values& values, const Options& o, const mesh::Degrees& degree,
-                          int64_t micro, bool tpsp) {
+                          int64_t micro, bool tpsp, const frameworks::Framework& f) {
   const bool moe = o.model_kind() == ModelKind::kMoe;
   const bool llama = o.model_kind() == ModelKind::kLlama;
   const auto& v = values.by_symbol;
-  const int64_t tp = degree["tp"], dp = degree["dp"], ep = degree["ep"];
+  const int64_t tp = degree["tp"], ep = degree["ep"];
   if (tpsp)
     require(v.at("Seq") % (degree["sp"] * tp) == 0,
             "--seq " + num(v.at("Seq")) + " is not divisible by --sp * --tp = " +
@@ -77,11 +62,7 @@ void check_parallel_split(const expr::Values& values, const Options& o, const me
                                           " is not divisible by --tp " + num(tp) +
                                           ": every tensor-parallel rank needs whole KV heads");
   }
-  if (moe && o.megatron())
-    require(micro % (dp * ep) == 0,
-            "--micro_batch " + num(micro) + " is not divisible by --dp x --ep = " + num(dp * ep) +
-                ": with --framework megatron expert parallelism is carved out of data "
-                "parallelism, so every dp x ep rank needs whole sequences");
+  f.check_decoder(o, o.model_kind(), micro);
   if (moe) {
     require(v.at("Experts") % ep == 0, "--experts " + num(v.at("Experts")) +
                                            " is not divisible by --ep " + num(ep) +
@@ -94,7 +75,7 @@ void check_parallel_split(const expr::Values& values, const Options& o, const me
 
 }  // namespace
 
-Workload decoder_workload(const Options& o) {
+Workload decoder_workload(const Options& o, const frameworks::Framework& f) {
   const ModelKind kind = o.model_kind();
   const bool moe = kind == ModelKind::kMoe;
   const bool llama = kind == ModelKind::kLlama;
@@ -128,7 +109,7 @@ Workload decoder_workload(const Options& o) {
   mesh::Degrees degree = o.degree;
   if (!moe) degree["tp"] *= degree["ep"];
   const int64_t tp = degree["tp"], dp = degree["dp"], ep = degree["ep"], pp = degree.stages();
-  if (o.megatron()) pad_vocabulary(w, o, tp);
+  f.adjust_decoder_dims(w, o, tp);
   const auto& v = w.values.by_symbol;
   require(batch % micro == 0, "--batch " + num(batch) + " is not divisible by --micro_batch " +
                                   num(micro) +
@@ -143,18 +124,11 @@ Workload decoder_workload(const Options& o) {
   require(tpsp || !moe,
           "--tpsp 0 is not available for --model_type moe: its layouts need "
           "sequence-sharded activations (use --tpsp 1)");
-  check_parallel_split(w.values, o, degree, micro, tpsp);
+  check_parallel_split(w.values, o, degree, micro, tpsp, f);
   if (!llama && !moe)
     note(o.kvhead.has_value(), "--kvhead (grouped-query attention is --model_type llama)");
   w.zero_stage = zero_stage(o);
-  MegatronParts megatron;
-  if (o.megatron()) {
-    megatron.enabled = true;
-    megatron.tie_embeddings = o.tie_embeddings.value_or(kind == ModelKind::kGpt);
-    megatron.tied_stages_apart = megatron.tie_embeddings && pp > 1;
-    megatron.causal_saving = o.causal_saving.value_or(false);
-    megatron.reduce_per_step = w.zero_stage < 3;
-  }
+  const MegatronParts megatron = f.decoder_parts(o, kind, w.zero_stage);
   w.model =
       moe ? build_moe({static_cast<int>(stacks), static_cast<int>(v.at("Experts") / ep), megatron})
           : build_gpt({static_cast<int>(stacks), tpsp, llama, megatron});

@@ -8,11 +8,12 @@
 
 namespace stg::models {
 
-using WorkloadBuilder = Workload (*)(const Options&);
+using WorkloadBuilder = Workload (*)(const Options&, const frameworks::Framework&);
 
 WorkloadBuilder builder_of(ModelKind kind);
 
-// The model of a run: --module_csv, else the builder of its kind.
+// The model of a run: --module_csv, else the builder of its kind, under the
+// framework --framework names (chosen here, once; Workload::framework).
 Workload build_workload(const Options& o);
 
 }  // namespace stg::models

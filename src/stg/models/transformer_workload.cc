@@ -22,7 +22,7 @@ void refuse_later_flags(const Options& o) {
 
 }  // namespace
 
-Workload transformer_workload(const Options& o) {
+Workload transformer_workload(const Options& o, const frameworks::Framework& /*f*/) {
   refuse_later_flags(o);
   Workload w;
   // The seed's defaults.

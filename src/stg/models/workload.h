@@ -11,9 +11,16 @@
 #include "stg/models/model.h"
 #include "stg/options.h"
 
+namespace stg::frameworks {
+class Framework;
+}
+
 namespace stg::models {
 
 struct Workload {
+  // The framework of the run (frameworks/registry.h), chosen once by
+  // build_workload; the passes, lowering and the memory report ask it.
+  const frameworks::Framework* framework = nullptr;
   Model model;
   mesh::Mesh mesh;      // the model's axes with the flags' degrees, pp stages
   expr::Values values;  // numbers bound to the model's symbols
@@ -38,9 +45,9 @@ struct Workload {
 graph::ShardingRule sharding_rule(const Workload& w);
 
 // Builders keyed by model; UsageError on bad flags (docs/facts.md §9 lists
-// the symbols and the flags that bind them).
-Workload transformer_workload(const Options& o);
-Workload decoder_workload(const Options& o);  // gpt (dense), llama, moe
-Workload csv_workload(const Options& o);      // --module_csv
+// the symbols and the flags that bind them). `f`: the run's framework.
+Workload transformer_workload(const Options& o, const frameworks::Framework& f);
+Workload decoder_workload(const Options& o, const frameworks::Framework& f);  // gpt, llama, moe
+Workload csv_workload(const Options& o, const frameworks::Framework& f);      // --module_csv
 
 }  // namespace stg::models

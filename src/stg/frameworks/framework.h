@@ -1,0 +1,73 @@
+// Whose training step a trace models (--framework): one policy object,
+// chosen once from Options by the registry (frameworks/registry.h) and
+// carried by the Workload. Everything that differs between frameworks is
+// asked of it here, so no other file tests which framework runs; a new
+// framework is one file implementing this interface plus its registry line
+// (README "How to add a framework").
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "stg/graph/graph.h"
+#include "stg/lower/lower_stage.h"
+#include "stg/lower/node_order.h"
+#include "stg/models/gpt.h"
+#include "stg/options.h"
+#include "stg/passes/insert_collectives.h"
+#include "stg/passes/pass.h"
+#include "stg/report/memory.h"
+
+namespace stg::models {
+struct Workload;
+}
+
+namespace stg::frameworks {
+
+// The --print_gpu_vram report: figures per stage and their text.
+struct MemoryReport {
+  std::vector<report::StageMemory> by_stage;
+  std::string text;
+};
+
+class Framework {
+ public:
+  virtual ~Framework() = default;
+  virtual std::string_view name() const = 0;  // its --framework value
+
+  // Flags and models this framework cannot honour: UsageError naming them.
+  virtual void check(const Options& o) const = 0;
+
+  // Decoder models (gpt, llama, moe). Dimensions the framework changes once
+  // bound (`tp`: the tensor-parallel degree the vocabulary is split over);
+  // checks of the bound numbers; the model parts it builds (embeddings,
+  // tied weights, attention accounting, gradient buckets).
+  virtual void adjust_decoder_dims(models::Workload& w, const Options& o, int64_t tp) const = 0;
+  virtual void check_decoder(const Options& o, ModelKind kind, int64_t micro_batch) const = 0;
+  virtual models::MegatronParts decoder_parts(const Options& o, ModelKind kind,
+                                              int zero_stage) const = 0;
+
+  // The collectives of a sharding transition (what insert-collectives makes).
+  virtual passes::CollectiveCreator collective_creator() const = 0;
+  // When and in what element type weight gradients are reduced and the
+  // weights updated: the passes after recomputation, before assign-stages.
+  virtual void add_gradient_passes(passes::PassManager& pm, const Options& o,
+                                   const models::Workload& w) const = 0;
+
+  // Lowering: units and element type when the flags leave them unset, the
+  // order nodes are issued in, and whether a node's tensor_size is the
+  // bytes it moves (else the bytes it writes).
+  virtual Units default_units() const = 0;
+  virtual DType default_dtype() const = 0;
+  virtual lower::NodeOrder node_order() const = 0;
+  virtual bool tensor_size_moved() const = 0;
+
+  // The memory per rank of each stage; `g` after the pass pipeline.
+  virtual MemoryReport memory_report(const Options& o, const models::Workload& w,
+                                     const lower::LowerOptions& lo, const graph::Graph& g,
+                                     int64_t ranks_per_stage) const = 0;
+};
+
+}  // namespace stg::frameworks

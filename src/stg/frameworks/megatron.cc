@@ -1,0 +1,129 @@
+// Megatron-LM's training step (--framework megatron; docs/megatron.md):
+// padded vocabulary and its own embedding layers, tied embeddings,
+// expert parallelism carved out of data parallelism, the distributed
+// optimizer with gradients reduced in --grad_dtype, physical units, work
+// numbered in the order it is issued, and the closed-form memory report of
+// Korthikanti et al.
+//
+// The layers and the memory formula stay beside their kind
+// (models/megatron_embedding.h builds graphs like every model file;
+// report/megatron_memory.h computes like report/memory.h): this file only
+// chooses them.
+#include <algorithm>
+#include <memory>
+
+#include "stg/frameworks/framework.h"
+#include "stg/models/flag_binding.h"
+#include "stg/models/workload.h"
+#include "stg/passes/grad_update.h"
+#include "stg/passes/gradient_precision.h"
+#include "stg/report/megatron_memory.h"
+
+namespace stg::frameworks {
+
+namespace {
+
+using models::num;
+using models::require;
+
+class Megatron : public Framework {
+ public:
+  std::string_view name() const override { return "megatron"; }
+
+  // The models the Megatron-LM step is written for.
+  void check(const Options& o) const override {
+    require(o.module_csv.empty(),
+            "--framework megatron models gpt, llama and moe, not a --module_csv sheet: drop one");
+    require(o.model_kind() != ModelKind::kTransformer,
+            "--framework megatron models gpt, llama and moe: add --model_type gpt (or a --model "
+            "preset)");
+    if (o.grad_dtype)
+      require(*o.grad_dtype == DType::kFp32 || *o.grad_dtype == DType::kBf16,
+              "--grad_dtype is fp32 or bf16: Megatron-LM reduces gradients in one of them");
+  }
+
+  // Megatron-LM computes the logits over a vocabulary padded to a multiple
+  // of --make_vocab_size_divisible_by x tp, so that every tp rank holds
+  // whole rows.
+  void adjust_decoder_dims(models::Workload& w, const Options& o, int64_t tp) const override {
+    const int64_t unit = o.make_vocab_size_divisible_by.value_or(128);
+    require(unit >= 1, "--make_vocab_size_divisible_by " + num(unit) +
+                           " is not valid: use a whole number >= 1 (1: no padding)");
+    int64_t& vocab = w.values.by_symbol.at("Dvocal");
+    const int64_t multiple = unit * tp;
+    const int64_t padded = (vocab + multiple - 1) / multiple * multiple;
+    if (padded == vocab) return;
+    w.notes.push_back("--dvocal " + num(vocab) + " padded to " + num(padded) +
+                      " (a multiple of --make_vocab_size_divisible_by " + num(unit) + " x tp " +
+                      num(tp) + ", as Megatron-LM does)");
+    vocab = padded;
+  }
+
+  void check_decoder(const Options& o, ModelKind kind, int64_t micro) const override {
+    if (kind != ModelKind::kMoe) return;
+    const int64_t dp = o.degree["dp"], ep = o.degree["ep"];
+    require(micro % (dp * ep) == 0,
+            "--micro_batch " + num(micro) + " is not divisible by --dp x --ep = " + num(dp * ep) +
+                ": with --framework megatron expert parallelism is carved out of data "
+                "parallelism, so every dp x ep rank needs whole sequences");
+  }
+
+  models::MegatronParts decoder_parts(const Options& o, ModelKind kind,
+                                      int zero_stage) const override {
+    models::MegatronParts parts;
+    parts.enabled = true;
+    parts.tie_embeddings = o.tie_embeddings.value_or(kind == ModelKind::kGpt);
+    parts.tied_stages_apart = parts.tie_embeddings && o.degree.stages() > 1;
+    parts.causal_saving = o.causal_saving.value_or(false);
+    parts.reduce_per_step = zero_stage < 3;
+    return parts;
+  }
+
+  // Megatron-LM's collectives of a transition are the reference's today;
+  // its gradient buckets are made by the model (flat weights) and the
+  // gradient passes.
+  passes::CollectiveCreator collective_creator() const override {
+    return passes::reference_collective;
+  }
+  // The distributed optimizer; gradients accumulated and reduced in
+  // --grad_dtype (fp32 for bf16 training).
+  void add_gradient_passes(passes::PassManager& pm, const Options& o,
+                           const models::Workload& w) const override {
+    pm.emplace<passes::AddWeightUpdates>(w.zero_stage, /*distributed_optimizer=*/true);
+    pm.emplace<passes::SetGradientPrecision>(
+        static_cast<int>(dtype_bytes(o.grad_dtype.value_or(DType::kFp32))));
+  }
+
+  Units default_units() const override { return Units::kPhysical; }
+  DType default_dtype() const override { return DType::kBf16; }
+  // Megatron-LM issues a send or a gradient bucket as soon as its input is
+  // ready (docs/facts.md §5.8).
+  lower::NodeOrder node_order() const override { return lower::NodeOrder::kIssue; }
+  bool tensor_size_moved() const override { return true; }
+
+  MemoryReport memory_report(const Options& o, const models::Workload& w,
+                             const lower::LowerOptions& lo, const graph::Graph& g,
+                             int64_t ranks_per_stage) const override {
+    report::MegatronMemoryOptions m;
+    m.model = o.model_kind();
+    m.sequence_parallel = o.tpsp.value_or(true);
+    m.recompute = o.recompute();
+    // fp8 training computes in fp8 but keeps bf16 weights (Megatron-LM).
+    m.weight_bytes = std::max(2, static_cast<int>(dtype_bytes(o.dtype.value_or(default_dtype()))));
+    m.grad_bytes = static_cast<int>(dtype_bytes(o.grad_dtype.value_or(DType::kFp32)));
+    m.zero_stage = w.zero_stage;
+    m.schedule = lo.schedule;
+    m.micro_batches = w.micro_batches;
+    m.chunks = lo.chunks;
+    MemoryReport out;
+    out.by_stage = report::megatron_memory_by_stage(g, w.mesh, w.values, m);
+    out.text = report::format_megatron_memory(out.by_stage, ranks_per_stage, m.recompute);
+    return out;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Framework> make_megatron() { return std::make_unique<Megatron>(); }
+
+}  // namespace stg::frameworks

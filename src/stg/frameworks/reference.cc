@@ -1,0 +1,72 @@
+// The reference generator's training step (--framework reference, the
+// default): its models, its collectives, gradients reduced per weight in
+// the weight's element type, nodes numbered as it numbers them, and its
+// memory report (report/memory.h).
+#include <memory>
+
+#include "stg/frameworks/framework.h"
+#include "stg/models/workload.h"
+#include "stg/passes/grad_update.h"
+
+namespace stg::frameworks {
+
+namespace {
+
+class Reference : public Framework {
+ public:
+  std::string_view name() const override { return "reference"; }
+
+  // The flags of Megatron-LM's step mean nothing here: refused, not ignored.
+  void check(const Options& o) const override {
+    auto megatron_only = [](bool given, const std::string& flag) {
+      if (given)
+        throw UsageError(flag + " applies to --framework megatron only: add --framework megatron");
+    };
+    megatron_only(o.tie_embeddings.has_value(), "--tie_embeddings");
+    megatron_only(o.causal_saving.has_value(), "--causal_saving");
+    megatron_only(o.grad_dtype.has_value(), "--grad_dtype");
+    megatron_only(o.make_vocab_size_divisible_by.has_value(), "--make_vocab_size_divisible_by");
+    megatron_only(o.recompute() == Recompute::kSelective, "--activation_recompute selective");
+  }
+
+  void adjust_decoder_dims(models::Workload&, const Options&, int64_t) const override {}
+  void check_decoder(const Options&, ModelKind, int64_t) const override {}
+  models::MegatronParts decoder_parts(const Options&, ModelKind, int) const override {
+    return {};  // disabled: the reference's own layers
+  }
+
+  passes::CollectiveCreator collective_creator() const override {
+    return passes::reference_collective;
+  }
+  void add_gradient_passes(passes::PassManager& pm, const Options&,
+                           const models::Workload& w) const override {
+    pm.emplace<passes::AddWeightUpdates>(w.zero_stage, /*distributed_optimizer=*/false);
+  }
+
+  Units default_units() const override { return Units::kStg; }
+  DType default_dtype() const override { return DType::kBf16; }
+  // The reference numbers its links last (docs/facts.md §5.8).
+  lower::NodeOrder node_order() const override { return lower::NodeOrder::kReference; }
+  bool tensor_size_moved() const override { return false; }
+
+  MemoryReport memory_report(const Options&, const models::Workload& w,
+                             const lower::LowerOptions& lo, const graph::Graph& g,
+                             int64_t ranks_per_stage) const override {
+    report::MemoryOptions m;
+    m.mixed_precision = lo.io.mixed_precision;
+    m.zero_stage = w.zero_stage;
+    m.schedule = lo.schedule;
+    m.micro_batches = w.micro_batches;
+    m.chunks = lo.chunks;
+    MemoryReport out;
+    out.by_stage = report::memory_by_stage(g, w.mesh, w.values, m);
+    out.text = report::format_memory(out.by_stage, ranks_per_stage);
+    return out;
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Framework> make_reference() { return std::make_unique<Reference>(); }
+
+}  // namespace stg::frameworks

@@ -1,0 +1,169 @@
+// The framework registry and the policy objects (frameworks/): names,
+// refusal of an unknown name, each framework's choices, and that the
+// collective creator insert-collectives uses in a run's pipeline is the
+// framework's.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "stg/frameworks/registry.h"
+#include "stg/generate.h"
+#include "stg/graph/csv_module.h"
+#include "stg/graph/csv_writer.h"
+#include "stg/models/registry.h"
+#include "stg/models/workload.h"
+#include "support/filecheck.h"
+
+namespace stg::frameworks {
+namespace {
+
+TEST(FrameworkRegistry, NamesInTableOrder) {
+  EXPECT_EQ(names(), (std::vector<std::string>{"reference", "megatron"}));
+  EXPECT_EQ(find("reference").name(), "reference");
+  EXPECT_EQ(find("megatron").name(), "megatron");
+  EXPECT_EQ(&find("megatron"), &find("megatron"));  // one object per framework
+}
+
+TEST(FrameworkRegistry, UnknownNameIsRefusedWithTheChoices) {
+  for (const char* name : {"megatrn", "Megatron", ""}) {
+    try {
+      find(name);
+      FAIL() << name;
+    } catch (const UsageError& e) {
+      EXPECT_EQ(std::string(e.what()),
+                "--framework '" + std::string(name) + "' is unknown: use reference or megatron");
+    }
+  }
+}
+
+TEST(FrameworkRegistry, RunsAreBuiltUnderTheNamedFramework) {
+  Options o;
+  o.model = ModelKind::kGpt;
+  o.num_stacks = 2;
+  EXPECT_EQ(models::build_workload(o).framework, &find("reference"));
+  o.framework = "megatron";
+  EXPECT_EQ(models::build_workload(o).framework, &find("megatron"));
+  o.framework = "deepspeed";
+  EXPECT_THROW(models::build_workload(o), UsageError);
+}
+
+TEST(Frameworks, LoweringChoices) {
+  const Framework& ref = find("reference");
+  const Framework& meg = find("megatron");
+  EXPECT_EQ(ref.default_units(), Units::kStg);
+  EXPECT_EQ(meg.default_units(), Units::kPhysical);
+  EXPECT_EQ(ref.default_dtype(), DType::kBf16);
+  EXPECT_EQ(meg.default_dtype(), DType::kBf16);
+  EXPECT_EQ(ref.node_order(), lower::NodeOrder::kReference);
+  EXPECT_EQ(meg.node_order(), lower::NodeOrder::kIssue);
+  EXPECT_FALSE(ref.tensor_size_moved());
+  EXPECT_TRUE(meg.tensor_size_moved());
+}
+
+TEST(Frameworks, GradientPasses) {
+  const Options o;
+  const models::Workload w;
+  passes::PassManager ref, meg;
+  find("reference").add_gradient_passes(ref, o, w);
+  find("megatron").add_gradient_passes(meg, o, w);
+  EXPECT_EQ(ref.names(), (std::vector<std::string>{"add-weight-updates"}));
+  EXPECT_EQ(meg.names(),
+            (std::vector<std::string>{"add-weight-updates", "set-gradient-precision"}));
+}
+
+TEST(Frameworks, DecoderParts) {
+  Options o;
+  o.degree["pp"] = 2;
+  EXPECT_FALSE(find("reference").decoder_parts(o, ModelKind::kGpt, 0).enabled);
+  const models::MegatronParts gpt = find("megatron").decoder_parts(o, ModelKind::kGpt, 0);
+  EXPECT_TRUE(gpt.enabled);
+  EXPECT_TRUE(gpt.tie_embeddings);  // gpt ties by default, llama does not
+  EXPECT_TRUE(gpt.tied_stages_apart);
+  EXPECT_TRUE(gpt.reduce_per_step);
+  EXPECT_FALSE(find("megatron").decoder_parts(o, ModelKind::kLlama, 3).tie_embeddings);
+  EXPECT_FALSE(find("megatron").decoder_parts(o, ModelKind::kLlama, 3).reduce_per_step);
+}
+
+// The reference framework with its own collectives: every one a bucket.
+class Bucketed : public Framework {
+ public:
+  std::string_view name() const override { return "bucketed"; }
+  void check(const Options& o) const override { ref().check(o); }
+  void adjust_decoder_dims(models::Workload& w, const Options& o, int64_t tp) const override {
+    ref().adjust_decoder_dims(w, o, tp);
+  }
+  void check_decoder(const Options& o, ModelKind k, int64_t m) const override {
+    ref().check_decoder(o, k, m);
+  }
+  models::MegatronParts decoder_parts(const Options& o, ModelKind k, int z) const override {
+    return ref().decoder_parts(o, k, z);
+  }
+  passes::CollectiveCreator collective_creator() const override {
+    return [](const graph::Graph&, const passes::CollectiveRequest& r) {
+      graph::Tensor t;
+      t.op = graph::Op::kCollective;
+      t.name = "bucket" + std::to_string(r.position);
+      t.x1 = r.input;
+      t.x1_shape = *r.from_shape;
+      t.x1_hidden = *r.from_hidden;
+      t.x2_shape = *r.to_shape;
+      t.x2_hidden = *r.to_hidden;
+      t.comm.type = r.collective.type;
+      t.comm.axis = r.collective.axis;
+      t.comm.label = "grad_bucket";
+      return t;
+    };
+  }
+  void add_gradient_passes(passes::PassManager& pm, const Options& o,
+                           const models::Workload& w) const override {
+    ref().add_gradient_passes(pm, o, w);
+  }
+  Units default_units() const override { return ref().default_units(); }
+  DType default_dtype() const override { return ref().default_dtype(); }
+  lower::NodeOrder node_order() const override { return ref().node_order(); }
+  bool tensor_size_moved() const override { return ref().tensor_size_moved(); }
+  MemoryReport memory_report(const Options& o, const models::Workload& w,
+                             const lower::LowerOptions& lo, const graph::Graph& g,
+                             int64_t ranks) const override {
+    return ref().memory_report(o, w, lo, g, ranks);
+  }
+
+ private:
+  static const Framework& ref() { return find("reference"); }
+};
+
+TEST(Frameworks, InsertCollectivesUsesTheFrameworksCreator) {
+  // y is partitioned on dp and a partial sum over tp; a reads it whole.
+  models::Workload w;
+  w.model.graph = graph::parse_module_csv(
+      "id,require_grads,x1,x2,op_type,op_attr,x1_shape,x1_hidden,x2_shape,x2_hidden,grad_of,"
+      "extra_attr\n"
+      "x,N,,,T,,\"B/dp, D/tp\",1\n"
+      "w,N,,,T,,\"D/tp, F\",1\n"
+      "y,N,x,w,M,\"bd,df->bf\",\"B/dp, D/tp\",1,\"D/tp, F\",1\n"
+      "a,N,y,,E,1,\"B, F\",1\n",
+      "test.csv");
+  w.model.degree_symbols = {"dp", "tp"};
+  w.model.claim = graph::ClaimRule::kEveryAxisInDim;
+  w.mesh = mesh::Mesh({{"dp", "dp", 2, mesh::AxisKind::kData, "--dp"},
+                       {"tp", "tp", 2, mesh::AxisKind::kTensor, "--tp"}},
+                      1);
+  const Bucketed bucketed;
+  w.framework = &bucketed;
+  graph::Graph g = w.model.graph;
+  passes::Analyses analyses(w.mesh, w.values);
+  build_pipeline(Options{}, w).run(g, analyses);
+  EXPECT_TRUE(stg_test::file_check(graph::write_module_csv(g), R"(
+    CHECK-NOT: comm0
+    CHECK: a,N,bucket1,,E,
+    CHECK-NEXT: bucket0,N,y,,COLL,ALL_GATHER,
+    CHECK-SAME: ""label"": ""grad_bucket""
+    CHECK-NEXT: bucket1,N,bucket0,,COLL,ALL_REDUCE,
+    CHECK-SAME: ""label"": ""grad_bucket""
+    CHECK-NOT: comm
+  )"));
+}
+
+}  // namespace
+}  // namespace stg::frameworks
