@@ -13,6 +13,7 @@
 #include "stg/graph/csv_writer.h"
 #include "stg/models/registry.h"
 #include "stg/models/workload.h"
+#include "stg/workloads/training_step.h"
 #include "support/filecheck.h"
 
 namespace stg::frameworks {
@@ -151,6 +152,7 @@ TEST(Frameworks, InsertCollectivesUsesTheFrameworksCreator) {
                       1);
   const Bucketed bucketed;
   w.framework = &bucketed;
+  w.kind = &workloads::training_step();
   graph::Graph g = w.model.graph;
   passes::Analyses analyses(w.mesh, w.values);
   build_pipeline(Options{}, w).run(g, analyses);

@@ -23,12 +23,10 @@
 #include "stg/passes/bind_symbols.h"
 #include "stg/passes/insert_collectives.h"
 #include "stg/passes/insert_send_recv.h"
-#include "stg/passes/micro_batch.h"
 #include "stg/passes/pipeline.h"
-#include "stg/passes/recompute.h"
-#include "stg/passes/tie_embeddings.h"
 #include "stg/report/stage_figures.h"
 #include "stg/util/parallel.h"
+#include "stg/workloads/workload_kind.h"
 
 namespace stg {
 namespace {
@@ -120,19 +118,12 @@ OutputPlan resolve_outputs(const Options& o) {
 passes::PassManager build_pipeline(const Options& o, const models::Workload& w, bool flat) {
   passes::PassManager pm;
   if (!w.bindings.empty()) pm.emplace<passes::BindSymbols>(w.bindings);
-  if (flat && !w.micro_batch_renames.empty())
-    pm.add(std::make_unique<passes::ReplicateMicroBatches>(
-        passes::ReplicateMicroBatches::template_of(w.micro_batch_renames)));
-  else if (!w.micro_batch_renames.empty())
-    pm.emplace<passes::ReplicateMicroBatches>(w.micro_batches, w.micro_batch_renames);
-  if (o.recompute() != Recompute::kNone)
-    pm.emplace<passes::AddRecomputation>(o.recompute() == Recompute::kSelective);
-  const frameworks::Framework& f = *w.framework;
-  f.add_gradient_passes(pm, o, w);
+  w.kind->add_graph_passes(pm, o, w, flat);
   pm.emplace<passes::AssignStages>(w.model.num_blocks, o.virtual_stages);
   pm.emplace<passes::InsertSendRecv>();
-  if (w.embedding_group >= 0) pm.emplace<passes::TieEmbeddings>(w.embedding_group);
-  pm.emplace<passes::InsertCollectives>(models::sharding_rule(w), f.collective_creator());
+  w.kind->add_link_passes(pm, w);
+  pm.emplace<passes::InsertCollectives>(models::sharding_rule(w),
+                                        w.framework->collective_creator());
   return pm;
 }
 
@@ -251,7 +242,7 @@ LoweredRun lower_run(const Options& o, models::Workload& w, const lower::LowerOp
   one.order = lower::NodeOrder::kReference;  // the copies' issue order is derived
   std::vector<StageGraph> templates =
       lower_stages(run.graph, w, one, threads, first_stage, last_stage);
-  const lower::FlatSchedule schedule{lo.schedule, lo.pp, lo.chunks};
+  const lower::FlatSchedule schedule = w.kind->schedule(lo);
   run.stages.resize(templates.size());
   try {
     const lower::RecvTags tags = lower::recv_tags(run.graph, static_cast<int>(w.mesh.stages()));

@@ -4,6 +4,7 @@
 
 #include "stg/frameworks/registry.h"
 #include "stg/models/flag_binding.h"
+#include "stg/workloads/training_step.h"
 
 namespace stg::models {
 
@@ -24,6 +25,7 @@ Workload build_workload(const Options& o) {
   f.check(o);
   Workload w = o.module_csv.empty() ? builder_of(o.model_kind())(o, f) : csv_workload(o, f);
   w.framework = &f;
+  w.kind = &workloads::training_step();
   return w;
 }
 

@@ -14,6 +14,9 @@
 namespace stg::frameworks {
 class Framework;
 }
+namespace stg::workloads {
+class WorkloadKind;
+}
 
 namespace stg::models {
 
@@ -21,6 +24,9 @@ struct Workload {
   // The framework of the run (frameworks/registry.h), chosen once by
   // build_workload; the passes, lowering and the memory report ask it.
   const frameworks::Framework* framework = nullptr;
+  // What the trace models (workloads/workload_kind.h): a training step unless
+  // a builder says otherwise.
+  const workloads::WorkloadKind* kind = nullptr;
   Model model;
   mesh::Mesh mesh;      // the model's axes with the flags' degrees, pp stages
   expr::Values values;  // numbers bound to the model's symbols

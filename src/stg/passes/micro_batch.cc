@@ -19,7 +19,10 @@ Graph replicate_micro_batches(Graph g, int count, const std::map<std::string, Ex
   const int n = static_cast<int>(g.size());
   std::vector<bool> is_weight(n, false);
   std::map<int, int> grad_of_weight;  // weight -> its gradient
-  for (int i = 0; i < n; ++i) is_weight[i] = g[i].op == Op::kPlaceholder && g[i].require_grads;
+  // Weights are shared, trained or not (a forward-only workload's).
+  for (int i = 0; i < n; ++i)
+    is_weight[i] =
+        g[i].op == Op::kPlaceholder && (g[i].require_grads || g[i].role == graph::Role::kWeight);
   for (int i = 0; i < n; ++i)
     if (is_weight[i] && gradient_of[i] >= 0) grad_of_weight[i] = gradient_of[i];
   int num_weights = 0;

@@ -1,0 +1,14 @@
+#include "stg/workloads/forward_only.h"
+
+namespace stg::workloads {
+
+void ForwardOnly::add_graph_passes(passes::PassManager& pm, const Options& /*o*/,
+                                   const models::Workload& w, bool as_template) const {
+  add_micro_batches(pm, w, as_template);
+}
+
+lower::FlatSchedule ForwardOnly::schedule(const lower::LowerOptions& lo) const {
+  return {lo.schedule, lo.pp, lo.chunks, phases_};
+}
+
+}  // namespace stg::workloads
