@@ -288,8 +288,7 @@ TEST(FlatStage, ScheduleCtrlDepsFollowTheStepOrder) {
   one.nodes = {comp(0, 0), comp(1, 0, {0})};
   one.nodes[0].scheduled = one.nodes[1].scheduled = true;
   one.nodes[1].phase = graph::Phase::kBackwardInput;
-  const lower::FlatStage f(one, lower::RecvTags{{{0, 0, 0, 0}}}, 2,
-                           {lower::Schedule::kGpipe, 1, 1});
+  const lower::FlatStage f(one, lower::RecvTags{{{0, 0, 0, 0}}}, 2, {lower::Schedule::kGpipe, 1});
   auto ctrl = [&](uint32_t node, int mb) {
     std::vector<uint64_t> out;
     f.ctrl_deps(node, mb, out);

@@ -92,7 +92,7 @@ StageGraph lower_tiny(int stage, NodeOrder order) {
   lower::LowerOptions o;
   o.order = order;
   StageGraph s = lower::lower_stage(g, members[stage], stage, values, o);
-  stg_test::schedule_and_order(s, o);
+  stg_test::schedule_and_order(s, o, 2);
   return s;
 }
 
@@ -180,7 +180,8 @@ std::vector<StageGraph> write_issue_order(const Options& o, const fs::path& dir)
   passes::Analyses analyses(w.mesh, w.values);
   build_pipeline(o, w).run(g, analyses);
   std::vector<StageGraph> stages = lower_stages(g, w, lo, 1);
-  for (StageGraph& s : stages) stg_test::schedule_and_order(s, lo);
+  for (StageGraph& s : stages)
+    stg_test::schedule_and_order(s, lo, static_cast<int>(w.mesh.stages()));
   const mesh::RankLayout layout(w.mesh);
   std::ofstream(dir / "workload.json") << layout.comm_group_json();
   for (int64_t r = 0; r < layout.num_ranks(); ++r) {

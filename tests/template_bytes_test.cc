@@ -316,7 +316,8 @@ TEST_P(TemplateBytesCase, EveryRankEqualsLibprotobuf) {
   passes::Analyses analyses(w.mesh, w.values);
   build_pipeline(o, w).run(graph, analyses);
   std::vector<StageGraph> stages = lower_stages(graph, w, lo, 1);
-  for (StageGraph& s : stages) stg_test::schedule_and_order(s, lo);
+  for (StageGraph& s : stages)
+    stg_test::schedule_and_order(s, lo, static_cast<int>(w.mesh.stages()));
   const mesh::RankLayout layout(w.mesh);
   ASSERT_EQ(static_cast<int64_t>(stages.size()), layout.pp());
 

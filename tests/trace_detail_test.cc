@@ -144,7 +144,8 @@ Lowered lower(const Options& o) {
   build_pipeline(o, w).run(g, analyses);
   Lowered out;
   out.stages = lower_stages(g, w, lo, 1);
-  for (StageGraph& s : out.stages) stg_test::schedule_and_order(s, lo);
+  for (StageGraph& s : out.stages)
+    stg_test::schedule_and_order(s, lo, static_cast<int>(w.mesh.stages()));
   const mesh::RankLayout layout(w.mesh);
   for (int64_t r = 0; r < layout.num_ranks(); ++r) {
     out.bindings.push_back(layout.binding(r));

@@ -144,7 +144,6 @@ lower::LowerOptions lower_options(const Options& o, const models::Workload& w) {
   lo.order = f.node_order();
   lo.schedule = o.pipeline_schedule;
   lo.micro_batches = w.micro_batches;
-  lo.pp = static_cast<int>(w.mesh.stages());
   const int chunks = o.virtual_stages;
   require(chunks >= 1, "--virtual_stages " + std::to_string(chunks) + " is not valid: use >= 1");
   require(chunks == 1 || lo.schedule == lower::Schedule::kInterleaved,

@@ -10,6 +10,7 @@
 #include <string>
 #include <utility>
 
+#include "stage_schedule.h"
 #include "stg/emit/trace_writer.h"
 #include "stg/generate.h"
 #include "stg/io/output_files.h"
@@ -17,7 +18,6 @@
 #include "stg/mesh/rank_layout.h"
 #include "stg/models/registry.h"
 #include "stg/report/stage_figures.h"
-#include "stage_schedule.h"
 
 namespace stg_test {
 
@@ -34,7 +34,7 @@ inline FullExpansion full_expansion(const stg::Options& o) {
   passes::Analyses analyses(w.mesh, w.values);
   build_pipeline(o, w, /*flat=*/false).run(g, analyses);
   std::vector<StageGraph> stages = lower_stages(g, w, lo, 1);
-  for (StageGraph& stage : stages) schedule_and_order(stage, lo);
+  for (StageGraph& stage : stages) schedule_and_order(stage, lo, static_cast<int>(w.mesh.stages()));
   const mesh::RankLayout layout(w.mesh);
   const OutputPlan out = resolve_outputs(o);
   FullExpansion result;

@@ -34,11 +34,11 @@ inline std::vector<int> step_of_nodes(const stg::StageGraph& s,
 // ctrl_deps from the last compute nodes of each step (no later compute node
 // of the step after them) to the first compute nodes of the next step that
 // has work on this stage.
-inline void add_schedule_ctrl_deps(stg::StageGraph& s, const stg::lower::LowerOptions& o) {
+inline void add_schedule_ctrl_deps(stg::StageGraph& s, const stg::lower::LowerOptions& o, int pp) {
   using stg::lower::Schedule;
   if (o.schedule == Schedule::kNone) return;
   const std::vector<stg::lower::Step> steps =
-      stg::lower::schedule_steps(o.schedule, s.stage, o.pp, o.micro_batches, o.chunks);
+      stg::lower::schedule_steps(o.schedule, s.stage, pp, o.micro_batches, o.chunks);
   const std::vector<int> step_of = step_of_nodes(s, steps);
   const int n = static_cast<int>(s.nodes.size());
   std::vector<std::vector<int>> children(n);
@@ -92,9 +92,10 @@ inline void renumber_in_issue_order(stg::StageGraph& s) {
   s.nodes = std::move(nodes);
 }
 
-// A stage lowered in reference order, with the run's schedule and order.
-inline void schedule_and_order(stg::StageGraph& s, const stg::lower::LowerOptions& o) {
-  add_schedule_ctrl_deps(s, o);
+// A stage lowered in reference order, with the run's schedule (over `pp`
+// stages) and order.
+inline void schedule_and_order(stg::StageGraph& s, const stg::lower::LowerOptions& o, int pp) {
+  add_schedule_ctrl_deps(s, o, pp);
   if (o.order == stg::lower::NodeOrder::kIssue) renumber_in_issue_order(s);
 }
 

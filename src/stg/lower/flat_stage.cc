@@ -61,7 +61,9 @@ RecvTags recv_tags(const graph::Graph& g, int pp) {
 
 FlatStage::FlatStage(StageGraph one, const RecvTags& tags, int micro_batches,
                      const FlatSchedule& schedule, NodeOrder order)
-    : one_(std::move(one)), micro_batches_(micro_batches) {
+    : one_(std::move(one)),
+      micro_batches_(micro_batches),
+      stages_(static_cast<int>(tags.stages.size())) {
   const int stage = one_.stage;
   if (micro_batches_ < 1) unsupported(stage, "no micro-batch");
   const auto n = static_cast<uint32_t>(one_.nodes.size());
@@ -323,7 +325,7 @@ std::vector<Step> FlatStage::steps(const FlatSchedule& schedule) const {
   const int chunks = schedule.schedule == Schedule::kInterleaved ? std::max(1, schedule.chunks) : 1;
   std::vector<Step> out;
   for (const Step& step :
-       schedule_steps(schedule.schedule, one_.stage, schedule.pp, micro_batches_, chunks))
+       schedule_steps(schedule.schedule, one_.stage, stages_, micro_batches_, chunks))
     if (step.micro_batch < micro_batches_) out.push_back(step);
   return out;
 }

@@ -55,9 +55,10 @@ struct RecvTags {
 // Throws FlatUnsupported when a stage's RECVs are not in that form.
 RecvTags recv_tags(const graph::Graph& g, int pp);
 
+// The order of a stage's steps (the pipeline degree is the run's: one
+// RecvTags entry per stage).
 struct FlatSchedule {
   Schedule schedule = Schedule::kNone;
-  int pp = 1;
   int chunks = 1;
   // A workload of several phases (prefill, decode steps): run in this
   // order, each for every micro-batch (lower::phase_steps); else `schedule`.
@@ -122,6 +123,7 @@ class FlatStage {
 
   StageGraph one_;
   int micro_batches_ = 1;
+  int stages_ = 1;  // of the run (RecvTags::stages)
   std::vector<List> lists_;
   std::vector<Instance> instances_;
   uint64_t num_nodes_ = 0;

@@ -39,7 +39,6 @@ struct LowerOptions {
   // reference order without ctrl_deps; lower::FlatStage applies these.
   Schedule schedule = Schedule::kNone;
   int micro_batches = 1;
-  int pp = 1;
   int chunks = 1;  // virtual stages per stage (interleaved)
   // How the nodes are numbered (ASTRA-sim issues the lowest ready id first).
   NodeOrder order = NodeOrder::kReference;

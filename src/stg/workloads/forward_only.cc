@@ -8,7 +8,7 @@ void ForwardOnly::add_graph_passes(passes::PassManager& pm, const Options& /*o*/
 }
 
 lower::FlatSchedule ForwardOnly::schedule(const lower::LowerOptions& lo) const {
-  return {lo.schedule, lo.pp, lo.chunks, phases_};
+  return {lo.schedule, lo.chunks, phases_};
 }
 
 }  // namespace stg::workloads

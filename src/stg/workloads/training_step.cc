@@ -20,7 +20,7 @@ void TrainingStep::add_link_passes(passes::PassManager& pm, const models::Worklo
 }
 
 lower::FlatSchedule TrainingStep::schedule(const lower::LowerOptions& lo) const {
-  return {lo.schedule, lo.pp, lo.chunks, {}};
+  return {lo.schedule, lo.chunks, {}};
 }
 
 const TrainingStep& training_step() {
