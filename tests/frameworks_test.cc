@@ -13,6 +13,7 @@
 #include "stg/graph/csv_writer.h"
 #include "stg/models/registry.h"
 #include "stg/models/workload.h"
+#include "stg/passes/insert_collectives.h"
 #include "stg/workloads/training_step.h"
 #include "support/filecheck.h"
 
@@ -102,16 +103,8 @@ class Bucketed : public Framework {
   }
   passes::CollectiveCreator collective_creator() const override {
     return [](const graph::Graph&, const passes::CollectiveRequest& r) {
-      graph::Tensor t;
-      t.op = graph::Op::kCollective;
+      graph::Tensor t = passes::collective_tensor(r);
       t.name = "bucket" + std::to_string(r.position);
-      t.x1 = r.input;
-      t.x1_shape = *r.from_shape;
-      t.x1_hidden = *r.from_hidden;
-      t.x2_shape = *r.to_shape;
-      t.x2_hidden = *r.to_hidden;
-      t.comm.type = r.collective.type;
-      t.comm.axis = r.collective.axis;
       t.comm.label = "grad_bucket";
       return t;
     };

@@ -215,16 +215,8 @@ TEST(PassInsertCollectives, InjectedCreatorIsUsed) {
   std::vector<Seen> seen;
   auto bucketed = [&](const Graph&, const CollectiveRequest& r) {
     seen.push_back({r.consumer, r.operand, r.source, r.input, r.position});
-    Tensor t;
-    t.op = Op::kCollective;
+    Tensor t = collective_tensor(r);
     t.name = "bucket" + std::to_string(r.position);
-    t.x1 = r.input;
-    t.x1_shape = *r.from_shape;
-    t.x1_hidden = *r.from_hidden;
-    t.x2_shape = *r.to_shape;
-    t.x2_hidden = *r.to_hidden;
-    t.comm.type = r.collective.type;
-    t.comm.axis = r.collective.axis;
     t.comm.label = "grad_bucket";
     return t;
   };

@@ -11,13 +11,9 @@ namespace stg::passes {
 
 using graph::Tensor;
 
-Tensor reference_collective(const graph::Graph& g, const CollectiveRequest& r) {
-  const Tensor& consumer = g[r.consumer];
+Tensor collective_tensor(const CollectiveRequest& r) {
   Tensor t;
   t.op = graph::Op::kCollective;
-  t.name = consumer.name + (r.operand == 1 ? ".x1comm" : ".x2comm") + std::to_string(r.position);
-  t.number_at = consumer.number_at;
-  t.revision = consumer.revision;
   t.x1 = r.input;
   t.x1_shape = *r.from_shape;
   t.x1_hidden = *r.from_hidden;
@@ -25,6 +21,15 @@ Tensor reference_collective(const graph::Graph& g, const CollectiveRequest& r) {
   t.x2_hidden = *r.to_hidden;
   t.comm.type = r.collective.type;
   t.comm.axis = r.collective.axis;
+  return t;
+}
+
+Tensor reference_collective(const graph::Graph& g, const CollectiveRequest& r) {
+  const Tensor& consumer = g[r.consumer];
+  Tensor t = collective_tensor(r);
+  t.name = consumer.name + (r.operand == 1 ? ".x1comm" : ".x2comm") + std::to_string(r.position);
+  t.number_at = consumer.number_at;
+  t.revision = consumer.revision;
   t.comm.label = consumer.id() + (r.operand == 1 ? "_X1COMM" : "_X2_COMM");
   t.comm.label_number_at = consumer.number_at;
   t.stage = consumer.stage;

@@ -34,6 +34,11 @@ struct CollectiveRequest {
 using CollectiveCreator =
     std::function<graph::Tensor(const graph::Graph& g, const CollectiveRequest& request)>;
 
+// A collective that reads request.input in the source's view and delivers
+// the consumer's: what every creator starts from (it adds the name, label
+// and placement).
+graph::Tensor collective_tensor(const CollectiveRequest& request);
+
 // The reference's collectives: each reads the source's view (its comm_size
 // is the source's per-rank size, also for the later ones of a chain),
 // delivers the consumer's view, and is named after the consumer

@@ -13,11 +13,6 @@ using graph::Tensor;
 
 namespace {
 
-double elements(const graph::Graph& g, int t, const expr::Values& values) {
-  return static_cast<double>(
-      expr::whole_count(expr::product(g.result(t).y_shape), values, "size of " + g[t].id()));
-}
-
 double degree(const mesh::Mesh& mesh, mesh::AxisKind kind) {
   const int a = mesh.find(kind);
   return a < 0 ? 1 : static_cast<double>(mesh.axis(a).degree);

@@ -6,15 +6,15 @@
 
 namespace stg::report {
 
-using graph::Op;
-using graph::Tensor;
-
-namespace {
-
 double elements(const graph::Graph& g, int t, const expr::Values& values) {
   return static_cast<double>(
       expr::whole_count(expr::product(g.result(t).y_shape), values, "size of " + g[t].id()));
 }
+
+using graph::Op;
+using graph::Tensor;
+
+namespace {
 
 bool sharded_over(const graph::Graph& g, int t, const std::string& symbol) {
   for (const expr::Expr& dim : g.result(t).y_shape)

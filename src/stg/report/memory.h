@@ -38,6 +38,10 @@ struct StageMemory {
   double total() const { return params + grads + optimizer + activations; }
 };
 
+// Elements of tensor t's result at `values` (both memory reports count in
+// them).
+double elements(const graph::Graph& g, int t, const expr::Values& values);
+
 // `g` after the pass pipeline (stages assigned; comm ops are looked
 // through: a collective or RECV carries its producer's buffer).
 std::vector<StageMemory> memory_by_stage(const graph::Graph& g, const mesh::Mesh& mesh,

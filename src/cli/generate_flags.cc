@@ -1,0 +1,151 @@
+#include "generate_flags.h"
+
+#include "help_groups.h"
+#include "stg/mesh/axes.h"
+#include "stg/models/registry.h"
+
+// The flags are added in groups, in the order --help lists them within their
+// README groups (help_groups.cc) and the order unknown-flag suggestions try
+// them: keep it.
+namespace cli {
+
+namespace {
+
+void describe_command(CLI::App& app) {
+  app.footer(
+      "Subcommands:\n"
+      "  stg models            list the model presets (--model NAME)\n"
+      "  stg validate DIR      check a trace directory against the simulator's rules\n"
+      "  stg inspect DIR       summarise a trace directory (--json)\n"
+      "Choices: --model_type " +
+      stg::models::model_names() +
+      "; --pipeline_schedule none, gpipe, 1f1b or interleaved; --units stg or physical; "
+      "--chakra_schema_version v0.0.4, v0.0.1 or json. README.md has every flag and default.");
+  app.get_formatter()->column_width(34);
+  // As with the reference's argparse, a repeated flag takes its last value.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+}
+
+void add_output_flags(CLI::App& app, GenerateFlags& f) {
+  stg::Options& o = f.options;
+  app.add_option("--output_dir", o.output_dir, "directory for the traces and the comm-group file");
+  app.add_option("--output_name", o.output_name, "trace file name, %d = rank");
+  app.add_flag("--allow_any_name", o.allow_any_name,
+               "keep an --output_name that ASTRA-sim cannot open as PREFIX.<rank>.et");
+  app.add_option("--comm_group_file", o.comm_group_file,
+                 "comm-group file name inside --output_dir");
+  app.add_option("--chakra_schema_version", f.schema, "v0.0.4, v0.0.1 or json");
+  app.add_option("--trace_detail", f.trace_detail,
+                 "full, or sim: only what a simulator reads, short names");
+}
+
+void add_parallel_flags(CLI::App& app, GenerateFlags& f) {
+  for (int r = 0; r < stg::mesh::kNumAxes; ++r) {  // one flag per axis (mesh/axes.h)
+    const stg::mesh::AxisSpec& a = stg::mesh::kAxes[r];
+    const std::string alias = *a.alias ? std::string(",") + a.alias : "";
+    app.add_option(a.flag + alias, f.options.degree.row(r), a.help);
+  }
+  app.add_option("--weight_sharded", f.weight_sharded, "FSDP: shard weights over dp (0/1)");
+}
+
+void add_model_flags(CLI::App& app, GenerateFlags& f) {
+  stg::Options& o = f.options;
+  app.add_option("--model_type", f.model_type, stg::models::model_names());
+  app.add_option("--din", o.din, "input embedding size (transformer)");
+  app.add_option("--dout", o.dout, "output embedding size (transformer)");
+  app.add_option("--dvocal", o.dvocal, "vocabulary size (gpt, llama, moe)");
+  app.add_option("--dmodel", o.dmodel, "model (hidden) size");
+  app.add_option("--dff", o.dff, "feed-forward size");
+  app.add_option("--batch", o.batch, "global batch size");
+  app.add_option("--micro_batch", o.micro_batch,
+                 "global micro-batch size in sequences, over all dp ranks (gpt, llama, moe; "
+                 "-1: --batch, no micro-batching): batch = micro_batch x number of "
+                 "micro-batches, and each dp rank runs micro_batch/dp sequences per micro-batch "
+                 "(Megatron's micro-batch size x dp)");
+  app.add_option("--seq", o.seq, "sequence length");
+  app.add_option("--head", o.head, "attention heads");
+  app.add_option("--kvhead", o.kvhead, "key/value heads (llama, moe)");
+  app.add_option("--num_stacks", o.num_stacks, "transformer blocks");
+  app.add_option("--experts", o.experts, "experts per MoE layer");
+  app.add_option("--kexperts", o.kexperts, "experts chosen per token");
+  app.add_option("--tpsp", f.tpsp, "tensor + sequence parallel layouts (0/1)");
+  app.add_option("--activation_recompute", f.recompute,
+                 "0/none, 1/full: recompute each block's forward before its backward, or "
+                 "selective: only the attention core (--framework megatron)");
+  app.add_option("--mixed_precision", f.mixed, "mixed-precision memory accounting (0/1)");
+  app.add_option("--print_gpu_vram", f.vram, "print the per-rank memory footprint (0/1)");
+}
+
+void add_schedule_flags(CLI::App& app, GenerateFlags& f) {
+  app.add_option("--pipeline_schedule", f.schedule,
+                 "none (order left to the simulator), gpipe, 1f1b or interleaved");
+  app.add_option("--virtual_stages", f.options.virtual_stages,
+                 "layer chunks per stage (interleaved)");
+  app.add_option("--zero_stage", f.options.zero_stage, "ZeRO stage 0-3 (3 = --weight_sharded 1)");
+}
+
+void add_framework_flags(CLI::App& app, GenerateFlags& f) {
+  app.add_option("--framework", f.framework,
+                 "reference (the reference generator's numbers) or megatron: the step as "
+                 "Megatron-LM runs it (implies --units physical, bf16; README \"Realistic "
+                 "training step\")");
+  app.add_option("--tie_embeddings", f.tie_embeddings,
+                 "megatron: input and output embedding share one weight (0/1)");
+  app.add_option("--causal_saving", f.causal_saving,
+                 "megatron: charge attention for the causal half only (0/1)");
+  app.add_option("--grad_dtype", f.grad_dtype,
+                 "megatron: gradient element type for accumulation and reduction (fp32 or bf16)");
+  app.add_option("--make_vocab_size_divisible_by", f.options.make_vocab_size_divisible_by,
+                 "megatron: pad the vocabulary to a multiple of this x tp (1: none)");
+  app.add_option("--units", f.units, "stg (elements, MACs) or physical (bytes, FLOPs)");
+  app.add_option("--dtype", f.dtype,
+                 "fp32, bf16, fp16 or fp8: bytes per element (--units physical)");
+}
+
+// Which ranks to write, with how many threads, and what to print or check.
+void add_run_flags(CLI::App& app, GenerateFlags& f) {
+  stg::Options& o = f.options;
+  app.add_option("--ranks", o.ranks,
+                 "A-B: write only ranks A..B (same bytes as a full run; the comm-group file too)");
+  app.add_option("--shard", f.shard,
+                 "i/n: write the i-th of n contiguous rank ranges (shard 0 also writes the "
+                 "comm-group file); auto: i and n from mpirun, PMI or Slurm");
+  app.add_option("--threads", o.threads, "writer threads");
+  app.add_flag("--quiet", f.quiet, "print nothing on success");
+  app.add_flag("--print_passes", f.print_passes,
+               "print the pass pipeline of this run and exit (writes nothing)");
+  app.add_flag("--print_step_figures", f.print_step_figures,
+               "after the run, print FLOPs per rank and bytes per parallel axis per rank "
+               "(as `stg inspect` does)");
+  app.add_option("--dump_after", o.dump_after,
+                 "write the graph after pass PASS as <output_dir>/PASS.csv (--module_csv format)");
+  app.add_flag("--validate", f.validate, "validate the output (stg validate) after writing it");
+}
+
+// Where the model comes from besides its flags.
+void add_source_flags(CLI::App& app, GenerateFlags& f) {
+  app.add_option("--module_csv", f.options.module_csv,
+                 "generate one module from a sharding spreadsheet (reference CSV format)");
+  app.add_option("--model", f.preset,
+                 "model preset (see `stg models`); explicit flags override it");
+  app.add_option("--hf_config", f.hf_config,
+                 "Hugging Face config.json to take the model from; explicit flags override it");
+}
+
+}  // namespace
+
+void add_generate_flags(CLI::App& app, GenerateFlags& flags) {
+  describe_command(app);
+  add_output_flags(app, flags);
+  add_parallel_flags(app, flags);
+  add_model_flags(app, flags);
+  add_schedule_flags(app, flags);
+  add_framework_flags(app, flags);
+  add_run_flags(app, flags);
+  add_source_flags(app, flags);
+  app.add_flag("--version", flags.version,
+               "print the version and the Chakra schemas written, and exit");
+  apply_help_groups(app);
+}
+
+}  // namespace cli

@@ -1,0 +1,33 @@
+// The generator's flags (`stg [generate] --flag value ...`): what CLI11 fills
+// in, before the flags read as text become stg::Options (generate_options.h).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "stg/options.h"
+
+namespace cli {
+
+struct GenerateFlags {
+  stg::Options options;  // the flags that are Options fields as they are
+  // Flags read as text, so that a bad value is refused in stg's words.
+  std::string weight_sharded, tpsp, recompute, mixed, vram;
+  std::string model_type, schema, schedule, units, dtype;
+  std::string trace_detail;
+  std::string framework, tie_embeddings, causal_saving, grad_dtype;
+  std::string shard;
+  std::string preset, hf_config;
+  // What to do besides generating.
+  bool quiet = false;
+  bool validate = false;
+  bool print_passes = false;
+  bool print_step_figures = false;
+  bool version = false;
+};
+
+// Describes the command in `app` (footer, layout, a repeated flag takes its
+// last value) and adds every flag, bound to `flags`, in --help's order.
+void add_generate_flags(CLI::App& app, GenerateFlags& flags);
+
+}  // namespace cli

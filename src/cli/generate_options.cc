@@ -1,0 +1,87 @@
+#include "generate_options.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <tuple>
+
+#include "stg/frameworks/registry.h"
+#include "stg/models/hf_config.h"
+#include "stg/models/presets.h"
+#include "stg/util/closest.h"
+
+namespace cli {
+
+namespace {
+
+std::string lowercase(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  return text;
+}
+
+// 0/1/true/false/yes/no (and t/f/y/n), any case.
+bool parse_bool(const std::string& flag, const std::string& value) {
+  const std::string text = lowercase(value);
+  if (text == "1" || text == "true" || text == "t" || text == "yes" || text == "y") return true;
+  if (text == "0" || text == "false" || text == "f" || text == "no" || text == "n") return false;
+  throw stg::UsageError(flag + " '" + text + "' is not a boolean: use 0/1, true/false or yes/no");
+}
+
+// The flags of one word (a switch or a choice); an empty one keeps the default.
+void apply_words(const GenerateFlags& f, stg::Options& o) {
+  if (!f.weight_sharded.empty())
+    o.weight_sharded = parse_bool("--weight_sharded", f.weight_sharded);
+  if (!f.tpsp.empty()) o.tpsp = parse_bool("--tpsp", f.tpsp);
+  if (!f.recompute.empty()) o.activation_recompute = stg::parse_recompute(lowercase(f.recompute));
+  if (!f.mixed.empty()) o.mixed_precision = parse_bool("--mixed_precision", f.mixed);
+  if (!f.vram.empty()) o.print_gpu_vram = parse_bool("--print_gpu_vram", f.vram);
+  if (!f.model_type.empty()) o.model = stg::parse_model_kind(f.model_type);
+  if (!f.schema.empty()) o.schema = stg::parse_schema(f.schema);
+  if (!f.trace_detail.empty()) o.trace_detail = stg::parse_trace_detail(f.trace_detail);
+  if (!f.schedule.empty()) o.pipeline_schedule = stg::parse_schedule(f.schedule);
+  if (!f.units.empty()) o.units = stg::parse_units(f.units);
+  if (!f.dtype.empty()) o.dtype = stg::parse_dtype(f.dtype);
+  if (!f.framework.empty()) o.framework = stg::frameworks::find(f.framework).name();
+  if (!f.tie_embeddings.empty())
+    o.tie_embeddings = parse_bool("--tie_embeddings", f.tie_embeddings);
+  if (!f.causal_saving.empty()) o.causal_saving = parse_bool("--causal_saving", f.causal_saving);
+  if (!f.grad_dtype.empty()) {
+    try {
+      o.grad_dtype = stg::parse_dtype(f.grad_dtype);
+    } catch (const stg::UsageError&) {  // --dtype's message would name fp16 and fp8
+      throw stg::UsageError("--grad_dtype '" + f.grad_dtype + "' is unknown: use fp32 or bf16");
+    }
+  }
+}
+
+// --model NAME: the preset's values; an unknown name with the closest known.
+void apply_preset(const std::string& name, stg::Options& o) {
+  const stg::models::Preset* p = stg::models::find_preset(name);
+  if (!p) {
+    std::vector<std::string> known;
+    for (const stg::models::Preset& k : stg::models::presets()) known.push_back(k.name);
+    const std::string close = stg::util::closest(name, known);
+    throw stg::UsageError("--model '" + name +
+                          "' is unknown: " + (close.empty() ? "" : "did you mean " + close + "? ") +
+                          "run `stg models` for the list");
+  }
+  stg::models::apply_preset(*p, o);
+}
+
+}  // namespace
+
+std::vector<std::string> apply_text_flags(GenerateFlags& f) {
+  stg::Options& o = f.options;
+  apply_words(f, o);
+  if (!f.shard.empty())
+    std::tie(o.shard_index, o.shard_count) = stg::parse_shard(
+        f.shard, [](const char* name) { return static_cast<const char*>(std::getenv(name)); });
+  if (!f.preset.empty() && !f.hf_config.empty())
+    throw stg::UsageError("--model and --hf_config both choose the model: give only one");
+  if (!f.preset.empty()) apply_preset(f.preset, o);
+  if (!f.hf_config.empty()) return stg::models::apply_hf_config(f.hf_config, o);
+  return {};
+}
+
+}  // namespace cli

@@ -1,0 +1,88 @@
+#include "generate_run.h"
+
+#include <chrono>
+#include <cstdio>
+#include <optional>
+#include <string>
+
+#include "generate_options.h"
+#include "messages.h"
+#include "progress_bar.h"
+#include "stg/generate.h"
+#include "stg/io/cancel.h"
+#include "stg/io/output_files.h"
+#include "stg/models/registry.h"
+#include "stg/report/step_figures.h"
+#include "stop_signals.h"
+#include "validate_command.h"
+
+namespace cli {
+
+namespace {
+
+int print_passes(const stg::Options& o) {
+  const stg::models::Workload w = stg::models::build_workload(o);
+  std::fputs(stg::build_pipeline(o, w).print().c_str(), stdout);
+  return 0;
+}
+
+// The run, with a progress bar unless --quiet; a stop signal ends it early.
+stg::RunSummary generate_traces(const GenerateFlags& f) {
+  const StopSignals stop_signals;
+  std::optional<ProgressBar> bar;
+  if (!f.quiet) bar.emplace();
+  return stg::generate(f.options, bar ? &*bar : nullptr);
+}
+
+void print_summary(const GenerateFlags& f, const stg::RunSummary& s, double seconds) {
+  if (!s.memory_report.empty()) std::fputs(s.memory_report.c_str(), stdout);
+  if (f.print_step_figures) std::fputs(stg::report::format_step_figures(s.step).c_str(), stdout);
+  if (!f.quiet)
+    std::printf("stg: %lld ranks, %lld files, %lld bytes, %lld nodes in %.3f s -> %s\n",
+                static_cast<long long>(s.ranks), static_cast<long long>(s.files),
+                static_cast<long long>(s.bytes), static_cast<long long>(s.nodes), seconds,
+                f.options.output_dir.c_str());
+}
+
+int run(const GenerateFlags& f) {
+  if (f.print_passes) return print_passes(f.options);
+  const auto start = std::chrono::steady_clock::now();
+  const stg::RunSummary s = generate_traces(f);
+  // A signal that came while the files were being moved into place: the
+  // run is complete, but the caller asked us to stop.
+  if (const int sig = stg::io::stop_signal.load()) {
+    print_error("interrupted by " + stg::io::signal_name(sig) + " after the run was complete in " +
+                f.options.output_dir);
+    return 128 + sig;
+  }
+  for (const std::string& n : s.notes) note(n);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  print_summary(f, s, seconds);
+  if (f.validate) return validate_main({f.options.output_dir});
+  return 0;
+}
+
+}  // namespace
+
+int run_generate_command(GenerateFlags& flags) {
+  try {
+    for (const std::string& n : apply_text_flags(flags)) note(n);
+    return run(flags);
+  } catch (const stg::UsageError& e) {
+    return fail(e.what());
+  } catch (const stg::io::Interrupted& e) {
+    // "interrupted by SIGTERM: nothing was written to DIR"; 128 + signal, as shells report it.
+    print_error(e.what());
+    return 128 + e.signal();
+  } catch (const stg::io::OutputError& e) {
+    // "cannot write 'DIR/workload.3.et': No space left on device: nothing was written to DIR"
+    print_error(e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "stg: internal error: %s\n", e.what());
+    return 3;
+  }
+}
+
+}  // namespace cli
