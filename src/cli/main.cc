@@ -18,6 +18,7 @@
 #include "stg/generate.h"
 #include "stg/io/cancel.h"
 #include "stg/io/output_files.h"
+#include "stg/models/families/registry.h"
 #include "stg/models/hf_config.h"
 #include "stg/models/presets.h"
 #include "stg/models/registry.h"
@@ -127,7 +128,7 @@ int generate_main(int argc, char** argv) {
       "  stg validate DIR      check a trace directory against the simulator's rules\n"
       "  stg inspect DIR       summarise a trace directory (--json)\n"
       "Choices: --model_type " +
-      stg::models::model_names() +
+      stg::models::family_names() +
       "; --pipeline_schedule none, gpipe, 1f1b or interleaved; --units stg or physical; "
       "--chakra_schema_version v0.0.4, v0.0.1 or json. README.md has every flag and default.");
   app.get_formatter()->column_width(34);
@@ -157,7 +158,7 @@ int generate_main(int argc, char** argv) {
     app.add_option(a.flag + alias, o.degree.row(r), a.help);
   }
   app.add_option("--weight_sharded", weight_sharded, "FSDP: shard weights over dp (0/1)");
-  app.add_option("--model_type", model_type, stg::models::model_names());
+  app.add_option("--model_type", model_type, stg::models::family_names());
   app.add_option("--din", o.din, "input embedding size (transformer)");
   app.add_option("--dout", o.dout, "output embedding size (transformer)");
   app.add_option("--dvocal", o.dvocal, "vocabulary size (gpt, llama, moe)");
@@ -269,7 +270,7 @@ int generate_main(int argc, char** argv) {
     }
     if (!mixed.empty()) o.mixed_precision = parse_bool("--mixed_precision", mixed);
     if (!vram.empty()) o.print_gpu_vram = parse_bool("--print_gpu_vram", vram);
-    if (!model_type.empty()) o.model = stg::parse_model_kind(model_type);
+    if (!model_type.empty()) o.model = stg::models::find_family(model_type).name;
     if (!schema.empty()) o.schema = stg::parse_schema(schema);
     if (!trace_detail.empty()) o.trace_detail = stg::parse_trace_detail(trace_detail);
     if (!schedule.empty()) o.pipeline_schedule = stg::parse_schedule(schedule);
