@@ -34,7 +34,7 @@ struct Fixture {
   stg::lower::LowerOptions options;
   explicit Fixture(int layers) {
     stg::Options o;
-    o.model = stg::ModelKind::kGpt;
+    o.model = "gpt";
     o.num_stacks = layers;
     o.degree["dp"] = o.degree["tp"] = o.degree["pp"] = 2;
     o.dmodel = 8192;

@@ -26,7 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (int round = 0; round < 2; ++round) {
     stg::Options o;
     if (round == 1) {
-      o.model = stg::ModelKind::kLlama;
+      o.model = "llama";
       o.dmodel = 64;
       o.seq = 128;
       o.kvhead = 2;

@@ -32,6 +32,7 @@
 #include "et_def_v004.pb.h"
 #include "stg/generate.h"
 #include "stg/lower/schedule.h"
+#include "stg/models/families/registry.h"
 #include "stg/options.h"
 #include "stg/tools/inspect.h"
 #include "stg/tools/trace_reader.h"
@@ -63,7 +64,7 @@ class TempDir : public stg_test::TempDir {
 // Dff=128, Head=8, Dvocal=256.
 Options small(const std::string& model_type, const std::string& dir) {
   Options o;
-  o.model = parse_model_kind(model_type);
+  o.model = stg::models::find_family(model_type).name;
   o.output_dir = dir;
   o.num_stacks = 2;
   o.batch = 8;
@@ -378,7 +379,7 @@ TEST(FeaturesRecompute, AddsExactlyOneForwardPerBlock) {
       int64_t ops[2] = {0, 0};
       for (int recompute = 0; recompute < 2; ++recompute) {
         Options o;
-        o.model = parse_model_kind("gpt");
+        o.model = stg::models::find_family("gpt").name;
         o.output_dir = tmp.sub("rc" + std::to_string(recompute));
         o.num_stacks = stacks;
         o.batch = 2;
@@ -565,7 +566,7 @@ std::vector<MemoryLine> parse_memory(const std::string& report) {
 // decimals); generation cost does not depend on them.
 Options big_gpt(const std::string& dir) {
   Options o;
-  o.model = parse_model_kind("gpt");
+  o.model = stg::models::find_family("gpt").name;
   o.output_dir = dir;
   o.seq = 1024;
   o.dmodel = 8192;
@@ -890,7 +891,7 @@ Options options_from(const Args& args) {
     auto n = [&] { return static_cast<int64_t>(std::stoll(v)); };
     auto yes = [&] { return v == "1" || v == "true"; };
     if (flag == "--model_type")
-      o.model = parse_model_kind(v);
+      o.model = stg::models::find_family(v).name;
     else if (flag == "--output_dir")
       o.output_dir = v;
     else if (flag == "--dp")

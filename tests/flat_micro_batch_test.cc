@@ -19,6 +19,7 @@
 #include "stg/lower/expand_stage.h"
 #include "stg/lower/flat_stage.h"
 #include "stg/mesh/rank_layout.h"
+#include "stg/models/families/registry.h"
 #include "stg/options.h"
 #include "support/files.h"
 #include "support/full_expansion.h"
@@ -114,7 +115,7 @@ void apply_feature(Options& o, int feature) {
 
 Options options_for(const FlatCase& c, const std::string& dir) {
   Options o;
-  o.model = parse_model_kind(c.model);
+  o.model = stg::models::find_family(c.model).name;
   o.output_dir = dir;
   o.num_stacks = 4;
   o.seq = 32;

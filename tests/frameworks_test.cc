@@ -11,6 +11,7 @@
 #include "stg/generate.h"
 #include "stg/graph/csv_module.h"
 #include "stg/graph/csv_writer.h"
+#include "stg/models/families/family.h"
 #include "stg/models/registry.h"
 #include "stg/models/workload.h"
 #include "stg/passes/insert_collectives.h"
@@ -41,7 +42,7 @@ TEST(FrameworkRegistry, UnknownNameIsRefusedWithTheChoices) {
 
 TEST(FrameworkRegistry, RunsAreBuiltUnderTheNamedFramework) {
   Options o;
-  o.model = ModelKind::kGpt;
+  o.model = "gpt";
   o.num_stacks = 2;
   EXPECT_EQ(models::build_workload(o).framework, &find("reference"));
   o.framework = "megatron";
@@ -77,14 +78,16 @@ TEST(Frameworks, GradientPasses) {
 TEST(Frameworks, DecoderParts) {
   Options o;
   o.degree["pp"] = 2;
-  EXPECT_FALSE(find("reference").decoder_parts(o, ModelKind::kGpt, 0).enabled);
-  const models::MegatronParts gpt = find("megatron").decoder_parts(o, ModelKind::kGpt, 0);
+  const models::DecoderSpec gpt_blocks = models::gpt_family().decoder(o, 2);
+  const models::DecoderSpec llama_blocks = models::llama_family().decoder(o, 2);
+  EXPECT_FALSE(find("reference").decoder_parts(o, gpt_blocks, 0).enabled);
+  const models::MegatronParts gpt = find("megatron").decoder_parts(o, gpt_blocks, 0);
   EXPECT_TRUE(gpt.enabled);
   EXPECT_TRUE(gpt.tie_embeddings);  // gpt ties by default, llama does not
   EXPECT_TRUE(gpt.tied_stages_apart);
   EXPECT_TRUE(gpt.reduce_per_step);
-  EXPECT_FALSE(find("megatron").decoder_parts(o, ModelKind::kLlama, 3).tie_embeddings);
-  EXPECT_FALSE(find("megatron").decoder_parts(o, ModelKind::kLlama, 3).reduce_per_step);
+  EXPECT_FALSE(find("megatron").decoder_parts(o, llama_blocks, 3).tie_embeddings);
+  EXPECT_FALSE(find("megatron").decoder_parts(o, llama_blocks, 3).reduce_per_step);
 }
 
 // The reference framework with its own collectives: every one a bucket.
@@ -95,10 +98,11 @@ class Bucketed : public Framework {
   void adjust_decoder_dims(models::Workload& w, const Options& o, int64_t tp) const override {
     ref().adjust_decoder_dims(w, o, tp);
   }
-  void check_decoder(const Options& o, ModelKind k, int64_t m) const override {
+  void check_decoder(const Options& o, const models::DecoderSpec& k, int64_t m) const override {
     ref().check_decoder(o, k, m);
   }
-  models::MegatronParts decoder_parts(const Options& o, ModelKind k, int z) const override {
+  models::MegatronParts decoder_parts(const Options& o, const models::DecoderSpec& k,
+                                      int z) const override {
     return ref().decoder_parts(o, k, z);
   }
   passes::CollectiveCreator collective_creator() const override {

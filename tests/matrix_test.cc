@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "stg/generate.h"
+#include "stg/models/families/registry.h"
 #include "stg/models/hf_config.h"
 #include "stg/models/presets.h"
 #include "stg/options.h"
@@ -211,7 +212,7 @@ Options Config::options(const std::string& dir) const {
   if (model == "csv") {
     o.module_csv = std::string(STG_TEST_DATA) + "/csv/" + csv;
   } else if (preset.empty() && hf.empty()) {
-    o.model = parse_model_kind(model);
+    o.model = stg::models::find_family(model).name;
   }
   if (preset.empty() && hf.empty()) {
     if (model != "csv") o.num_stacks = stacks;

@@ -44,7 +44,7 @@ using tools::NodeKind;
 
 struct Config {
   std::string name;
-  ModelKind kind = ModelKind::kGpt;
+  std::string kind = "gpt";
   int64_t l = 2, h = 256, f = 1024, a = 4, g = 2, s = 64, V = 1024, E = 4, k = 2;
   int64_t B = 16, m = 1;  // global batch (sequences), micro-batches per step
   int64_t dp = 1, tp = 1, pp = 1, ep = 1;
@@ -54,8 +54,8 @@ struct Config {
   int zero = 0;
   std::optional<bool> tie;  // unset: the model's default (gpt tied)
 
-  bool gpt() const { return kind == ModelKind::kGpt; }
-  bool moe() const { return kind == ModelKind::kMoe; }
+  bool gpt() const { return kind == "gpt"; }
+  bool moe() const { return kind == "moe"; }
   bool tied() const { return tie.value_or(gpt()); }
   int64_t b() const { return B / (m * dp); }  // sequences per micro-batch per dp rank
   int64_t ranks() const { return dp * tp * pp * ep; }
@@ -235,7 +235,7 @@ double block_forward_flops(const Config& c) {
   if (!c.gpt()) qkv = 2 * B * s * h * (h + 2 * c.g * dh);
   const double out_proj = 2 * B * s * h * h;
   double mlp = 2 * 2 * B * s * h * f;
-  if (c.kind == ModelKind::kLlama) mlp = 3 * 2 * B * s * h * f;          // gated
+  if (c.kind == "llama") mlp = 3 * 2 * B * s * h * f;                    // gated
   if (c.moe()) mlp = 2 * B * s * h * c.E + c.k * 2 * 2 * B * s * h * f;  // router + k experts
   return qkv + out_proj + mlp + attention_core;
 }
@@ -429,7 +429,6 @@ void expect_all(const Config& c) {
 std::vector<Config> configs() {
   std::vector<Config> out;
   auto add = [&](Config c) { out.push_back(c); };
-  using K = ModelKind;
   using R = Recompute;
   add({.name = "gpt_single", .B = 4});
   add({.name = "gpt_dp2_tp2_pp2_mb1", .dp = 2, .tp = 2, .pp = 2});
@@ -456,21 +455,16 @@ std::vector<Config> configs() {
        .tp = 2,
        .recompute = R::kFull,
        .zero = 1});
-  add({.name = "llama_dp2_tp2_pp2_mb1_z1",
-       .kind = K::kLlama,
-       .dp = 2,
-       .tp = 2,
-       .pp = 2,
-       .zero = 1});
+  add({.name = "llama_dp2_tp2_pp2_mb1_z1", .kind = "llama", .dp = 2, .tp = 2, .pp = 2, .zero = 1});
   add({.name = "llama_dp2_tp2_pp2_mb8_z1",
-       .kind = K::kLlama,
+       .kind = "llama",
        .m = 8,
        .dp = 2,
        .tp = 2,
        .pp = 2,
        .zero = 1});
   add({.name = "llama_tp4_mb2_nosp_selective_causal",
-       .kind = K::kLlama,
+       .kind = "llama",
        .g = 4,
        .s = 128,
        .B = 4,
@@ -480,18 +474,18 @@ std::vector<Config> configs() {
        .recompute = R::kSelective,
        .causal = true});
   add({.name = "llama_dp2_pp4_mb8_tied_full",
-       .kind = K::kLlama,
+       .kind = "llama",
        .l = 4,
        .m = 8,
        .dp = 2,
        .pp = 4,
        .recompute = R::kFull,
        .tie = true});
-  add({.name = "llama_dp2_mb1_z3", .kind = K::kLlama, .dp = 2, .zero = 3});
-  add({.name = "llama_dp2_mb8_z3", .kind = K::kLlama, .m = 8, .dp = 2, .zero = 3});
-  add({.name = "moe_dp2_tp2_mb2", .kind = K::kMoe, .m = 2, .dp = 2, .tp = 2});
+  add({.name = "llama_dp2_mb1_z3", .kind = "llama", .dp = 2, .zero = 3});
+  add({.name = "llama_dp2_mb8_z3", .kind = "llama", .m = 8, .dp = 2, .zero = 3});
+  add({.name = "moe_dp2_tp2_mb2", .kind = "moe", .m = 2, .dp = 2, .tp = 2});
   add({.name = "moe_tp2_pp2_mb2_full",
-       .kind = K::kMoe,
+       .kind = "moe",
        .m = 2,
        .tp = 2,
        .pp = 2,
@@ -523,7 +517,7 @@ std::map<int, Traffic> dp_traffic(const RankSums& sums) {
 // micro-batches are the same, count and bytes, on every rank.
 TEST(MegatronFormulasPairs, DataParallelIndependentOfMicroBatches) {
   for (const auto& [kind, zero] :
-       std::vector<std::pair<ModelKind, int>>{{ModelKind::kGpt, 0}, {ModelKind::kLlama, 1}}) {
+       std::vector<std::pair<std::string, int>>{{"gpt", 0}, {"llama", 1}}) {
     Config one{.name = "dp_pair_mb1", .kind = kind, .dp = 2, .tp = 2, .pp = 2, .zero = zero};
     Config eight = one;
     eight.name = "dp_pair_mb8";
@@ -555,7 +549,7 @@ TEST(MegatronFormulasPairs, VocabularyGrowthAddsOnlyTheOutputLayer) {
 // Experts spread over ep ranks. Megatron-LM carves ep out of dp: the step's
 // FLOPs are the textbook count whatever ep is.
 TEST(MegatronFormulasPairs, MoeExpertParallelFlops) {
-  const Config c{.name = "moe_dp2_ep2", .kind = ModelKind::kMoe, .m = 2, .dp = 2, .ep = 2};
+  const Config c{.name = "moe_dp2_ep2", .kind = "moe", .m = 2, .dp = 2, .ep = 2};
   const double measured = static_cast<double>(generate_and_read(c).total_flops());
   const double expected = step_flops(c);
   // What stg computes today: the non-expert work repeated on every ep rank

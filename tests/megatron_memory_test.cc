@@ -30,7 +30,7 @@ namespace stg {
 namespace {
 
 struct Plan {
-  ModelKind kind = ModelKind::kGpt;
+  std::string kind = "gpt";
   int64_t l = 4, h = 256, f = 1024, a = 8, kv = 8, s = 128, V = 1024;
   int64_t B = 8, micro = 8;  // global batch and global micro-batch (over dp)
   int64_t dp = 1, tp = 1, pp = 1;
@@ -52,7 +52,7 @@ std::vector<report::StageMemory> run(const Plan& p) {
   o.dmodel = p.h;
   o.dff = p.f;
   o.head = p.a;
-  if (p.kind != ModelKind::kGpt) o.kvhead = p.kv;
+  if (p.kind != "gpt") o.kvhead = p.kv;
   o.seq = p.s;
   o.dvocal = p.V;
   o.batch = p.B;
@@ -204,7 +204,7 @@ TEST(MegatronMemory, MicroBatchesInFlightOfTheSchedule) {
 // sbh·(4 + 4 + 2 + 4·kv/a + 2) + 6·sbf per block; the last-stage inputs 4·sbh.
 TEST(MegatronMemory, LlamaCount) {
   Plan p;
-  p.kind = ModelKind::kLlama, p.kv = 2, p.tie = false;
+  p.kind = "llama", p.kv = 2, p.tie = false;
   const auto m = run(p);
   const double sbh = static_cast<double>(p.s * p.B * p.h),
                sbf = static_cast<double>(p.s * p.B * p.f);
@@ -221,7 +221,7 @@ TEST(MegatronMemory, LlamaCount) {
 // weights, and each expert's output (k·2·sbh) kept split for the gates.
 TEST(MegatronMemory, MoeExpertsKeepGatheredTokens) {
   Plan p;
-  p.kind = ModelKind::kMoe, p.kv = 2, p.tp = 2, p.tie = false;
+  p.kind = "moe", p.kv = 2, p.tp = 2, p.tie = false;
   const auto m = run(p);
   const double sbh = static_cast<double>(p.s * p.B * p.h),
                sbf = static_cast<double>(p.s * p.B * p.f);

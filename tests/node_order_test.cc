@@ -20,6 +20,7 @@
 #include "stg/graph/csv_module.h"
 #include "stg/lower/lower_stage.h"
 #include "stg/mesh/rank_layout.h"
+#include "stg/models/families/registry.h"
 #include "stg/models/registry.h"
 #include "stg/options.h"
 #include "stg/passes/insert_send_recv.h"
@@ -150,7 +151,7 @@ TEST(NodeOrder, IssuePutsCommBehindItsProducerAndRecvBeforeItsReader) {
 
 Options small_model(const std::string& type) {
   Options o;
-  o.model = parse_model_kind(type);
+  o.model = stg::models::find_family(type).name;
   o.num_stacks = 4;
   o.batch = 8;
   o.micro_batch = 2;

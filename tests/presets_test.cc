@@ -14,6 +14,7 @@
 
 #include "gtest/gtest.h"
 #include "stg/generate.h"
+#include "stg/models/families/registry.h"
 #include "stg/models/hf_config.h"
 #include "stg/options.h"
 #include "support/temp_dir.h"
@@ -98,7 +99,7 @@ TEST(Presets, NamesAreUniqueAndLookupIsExact) {
 TEST(Presets, ApplyFillsEveryUnsetDim) {
   Options o;
   apply_preset(*find_preset("llama3-8b"), o);
-  EXPECT_EQ(o.model, parse_model_kind("llama"));
+  EXPECT_EQ(o.model, stg::models::find_family("llama").name);
   EXPECT_EQ(o.dmodel, 4096);
   EXPECT_EQ(o.dff, 14336);
   EXPECT_EQ(o.head, 32);
@@ -123,7 +124,7 @@ TEST(Presets, ExplicitFlagsWin) {
   o.kvhead = 4;
   o.batch = 2;
   apply_preset(*find_preset("llama2-70b"), o);
-  EXPECT_EQ(o.model, parse_model_kind("llama"));
+  EXPECT_EQ(o.model, stg::models::find_family("llama").name);
   EXPECT_EQ(o.num_stacks, 2);
   EXPECT_EQ(o.seq, 256);
   EXPECT_EQ(o.dff, 1000);
@@ -137,7 +138,7 @@ TEST(Presets, ExplicitFlagsWin) {
 TEST(Presets, MoePresetSetsExpertsOthersDoNot) {
   Options moe;
   apply_preset(*find_preset("mixtral-8x22b"), moe);
-  EXPECT_EQ(moe.model, parse_model_kind("moe"));
+  EXPECT_EQ(moe.model, stg::models::find_family("moe").name);
   EXPECT_EQ(moe.experts, 8);
   EXPECT_EQ(moe.kexperts, 2);
   EXPECT_EQ(moe.kvhead, 8);
@@ -151,7 +152,7 @@ TEST(Presets, MoePresetSetsExpertsOthersDoNot) {
   // gpt has no grouped-query attention: kvhead stays unset (no note).
   Options gpt;
   apply_preset(*find_preset("gpt3-175b"), gpt);
-  EXPECT_EQ(gpt.model, parse_model_kind("gpt"));
+  EXPECT_EQ(gpt.model, stg::models::find_family("gpt").name);
   EXPECT_FALSE(gpt.kvhead.has_value());
   EXPECT_FALSE(gpt.experts.has_value());
   EXPECT_FALSE(gpt.kexperts.has_value());
@@ -160,32 +161,32 @@ TEST(Presets, MoePresetSetsExpertsOthersDoNot) {
 
 TEST(Presets, MatchingModelTypeAccepted) {
   Options llama;
-  llama.model = parse_model_kind("llama");
+  llama.model = stg::models::find_family("llama").name;
   apply_preset(*find_preset("llama3-70b"), llama);
-  EXPECT_EQ(llama.model, parse_model_kind("llama"));
+  EXPECT_EQ(llama.model, stg::models::find_family("llama").name);
 
   Options dense;  // dense is an alias of gpt
-  dense.model = parse_model_kind("dense");
+  dense.model = stg::models::find_family("dense").name;
   apply_preset(*find_preset("gpt3-175b"), dense);
-  EXPECT_EQ(dense.model, parse_model_kind("dense"));
+  EXPECT_EQ(dense.model, stg::models::find_family("dense").name);
   EXPECT_EQ(dense.dmodel, 12288);
 }
 
 TEST(Presets, ConflictingModelTypeRefused) {
   Options o;
-  o.model = parse_model_kind("gpt");
+  o.model = stg::models::find_family("gpt").name;
   const std::string message = usage_error([&] { apply_preset(*find_preset("llama3-8b"), o); });
   EXPECT_NE(message.find("--model llama3-8b"), std::string::npos) << message;
   EXPECT_NE(message.find("--model_type 'gpt'"), std::string::npos) << message;
   // Nothing applied.
-  EXPECT_EQ(o.model, parse_model_kind("gpt"));
+  EXPECT_EQ(o.model, stg::models::find_family("gpt").name);
   EXPECT_FALSE(o.dmodel.has_value());
 
   Options moe;
-  moe.model = parse_model_kind("moe");
+  moe.model = stg::models::find_family("moe").name;
   EXPECT_NE(usage_error([&] { apply_preset(*find_preset("llama2-7b"), moe); }), "");
   Options llama;
-  llama.model = parse_model_kind("llama");
+  llama.model = stg::models::find_family("llama").name;
   EXPECT_NE(usage_error([&] { apply_preset(*find_preset("mixtral-8x7b"), llama); }), "");
 }
 
@@ -218,7 +219,7 @@ std::string hf(const char* name) { return (kHfData / name).string(); }
 TEST(HfConfig, Llama3) {
   Options o;
   apply_hf_config(hf("llama3_8b.json"), o);
-  EXPECT_EQ(o.model, parse_model_kind("llama"));
+  EXPECT_EQ(o.model, stg::models::find_family("llama").name);
   EXPECT_EQ(o.dmodel, 4096);
   EXPECT_EQ(o.dff, 14336);
   EXPECT_EQ(o.head, 32);
@@ -248,7 +249,7 @@ TEST(HfConfig, MatchesTheLlama3Preset) {
 TEST(HfConfig, Mixtral) {
   Options o;
   apply_hf_config(hf("mixtral_8x7b.json"), o);
-  EXPECT_EQ(o.model, parse_model_kind("moe"));
+  EXPECT_EQ(o.model, stg::models::find_family("moe").name);
   EXPECT_EQ(o.dmodel, 4096);
   EXPECT_EQ(o.dff, 14336);
   EXPECT_EQ(o.head, 32);
@@ -263,7 +264,7 @@ TEST(HfConfig, Mixtral) {
 TEST(HfConfig, Gpt2) {
   Options o;
   apply_hf_config(hf("gpt2.json"), o);
-  EXPECT_EQ(o.model, parse_model_kind("gpt"));
+  EXPECT_EQ(o.model, stg::models::find_family("gpt").name);
   EXPECT_EQ(o.dmodel, 768);
   EXPECT_EQ(o.dff, 3072);  // n_inner absent: 4 * n_embd
   EXPECT_EQ(o.head, 12);
@@ -280,7 +281,7 @@ TEST(HfConfig, GptVariants) {
   apply_hf_config(dir.write("a.json", R"({"architectures": ["GPTJForCausalLM"], "n_embd": 4096,
       "n_inner": null, "n_head": 16, "n_layer": 28, "n_positions": 2048, "vocab_size": 50400})"),
                   null_inner);
-  EXPECT_EQ(null_inner.model, parse_model_kind("gpt"));
+  EXPECT_EQ(null_inner.model, stg::models::find_family("gpt").name);
   EXPECT_EQ(null_inner.dff, 16384);
   EXPECT_EQ(null_inner.seq, 2048);
 
@@ -297,7 +298,7 @@ TEST(HfConfig, GptVariants) {
       "intermediate_size": 10240, "num_attention_heads": 32, "num_hidden_layers": 32,
       "max_position_embeddings": 2048, "vocab_size": 50432})"),
       neox);
-  EXPECT_EQ(neox.model, parse_model_kind("gpt"));
+  EXPECT_EQ(neox.model, stg::models::find_family("gpt").name);
   EXPECT_EQ(neox.dmodel, 2560);
   EXPECT_EQ(neox.dff, 10240);
   EXPECT_EQ(neox.head, 32);
@@ -312,19 +313,19 @@ TEST(HfConfig, MistralWithoutKvHeadsUsesAttentionHeads) {
       "hidden_size": 4096, "intermediate_size": 14336, "num_attention_heads": 32,
       "num_hidden_layers": 32, "vocab_size": 32000, "max_position_embeddings": 32768})"),
                   o);
-  EXPECT_EQ(o.model, parse_model_kind("llama"));
+  EXPECT_EQ(o.model, stg::models::find_family("llama").name);
   EXPECT_EQ(o.kvhead, 32);
 }
 
 TEST(HfConfig, ExplicitFlagsWin) {
   Options o;
-  o.model = parse_model_kind("moe");  // matches
+  o.model = stg::models::find_family("moe").name;  // matches
   o.num_stacks = 2;
   o.seq = 256;
   o.kvhead = 4;
   o.experts = 4;
   apply_hf_config(hf("mixtral_8x7b.json"), o);
-  EXPECT_EQ(o.model, parse_model_kind("moe"));
+  EXPECT_EQ(o.model, stg::models::find_family("moe").name);
   EXPECT_EQ(o.num_stacks, 2);
   EXPECT_EQ(o.seq, 256);
   EXPECT_EQ(o.kvhead, 4);
@@ -353,7 +354,7 @@ TEST(HfConfig, UnsupportedArchitectureRefused) {
 
 TEST(HfConfig, ConflictingModelTypeRefused) {
   Options o;
-  o.model = parse_model_kind("gpt");
+  o.model = stg::models::find_family("gpt").name;
   expect_refused(hf("llama3_8b.json"), {"LlamaForCausalLM", "--model_type 'gpt'"}, o);
 }
 

@@ -188,7 +188,7 @@ std::vector<std::string> gpt_args(const std::string& dir) {
 
 Options gpt_options(const std::string& dir) {
   Options o;
-  o.model = ModelKind::kGpt;
+  o.model = "gpt";
   o.degree["dp"] = kDp;
   o.degree["tp"] = kTp;
   o.degree["pp"] = kPp;
@@ -405,7 +405,7 @@ TEST(StepFigures, MoeExpertParallelTrafficIsEp) {
   TempDir tmp({.prefix = "stg_step"});
   const std::string dir = tmp.sub("out");
   Options o = gpt_options(dir);
-  o.model = ModelKind::kMoe;
+  o.model = "moe";
   o.degree["dp"] = 1;
   o.degree["tp"] = 1;
   o.degree["pp"] = 1;

@@ -39,6 +39,7 @@
 #include "stg/generate.h"
 #include "stg/graph/graph.h"
 #include "stg/mesh/rank_layout.h"
+#include "stg/models/families/registry.h"
 #include "stg/models/registry.h"
 #include "stg/options.h"
 #include "stg/passes/pass.h"
@@ -91,7 +92,7 @@ Options options_from(const std::vector<std::string>& args) {
     auto n = [&] { return parse_int(f, v); };
     auto yes = [&] { return parse_bool(f, v); };
     if (f == "--model_type") {
-      o.model = parse_model_kind(v);
+      o.model = stg::models::find_family(v).name;
     } else if (f == "--chakra_schema_version") {
       o.schema = parse_schema(v);
     } else if (f == "--dp") {

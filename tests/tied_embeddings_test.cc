@@ -27,7 +27,7 @@ Options tied_run(const std::string& dir, int pp, std::optional<bool> tie) {
   o.output_dir = dir;
   o.schema = emit::Schema::kJson;
   o.framework = "megatron";
-  o.model = ModelKind::kGpt;
+  o.model = "gpt";
   o.num_stacks = 4;
   o.dmodel = 64;
   o.dff = 256;

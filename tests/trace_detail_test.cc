@@ -156,7 +156,7 @@ Lowered lower(const Options& o) {
 
 Options gpt_options() {
   Options o;
-  o.model = ModelKind::kGpt;
+  o.model = "gpt";
   o.degree["dp"] = 2;
   o.degree["tp"] = 2;
   o.degree["pp"] = 2;
@@ -308,7 +308,7 @@ TEST(TraceDetailTemplate, GptOneFOneBEqualsLibprotobuf) {
 
 TEST(TraceDetailTemplate, MoeWithEpEqualsLibprotobuf) {
   Options o = gpt_options();
-  o.model = ModelKind::kMoe;
+  o.model = "moe";
   o.degree["ep"] = 2;
   o.kvhead = 4;
   o.micro_batch = 8;

@@ -2,6 +2,7 @@
 
 #include "help_groups.h"
 #include "stg/mesh/axes.h"
+#include "stg/models/families/registry.h"
 #include "stg/models/registry.h"
 
 // The flags are added in groups, in the order --help lists them within their
@@ -18,7 +19,7 @@ void describe_command(CLI::App& app) {
       "  stg validate DIR      check a trace directory against the simulator's rules\n"
       "  stg inspect DIR       summarise a trace directory (--json)\n"
       "Choices: --model_type " +
-      stg::models::model_names() +
+      stg::models::family_names() +
       "; --pipeline_schedule none, gpipe, 1f1b or interleaved; --units stg or physical; "
       "--chakra_schema_version v0.0.4, v0.0.1 or json. README.md has every flag and default.");
   app.get_formatter()->column_width(34);
@@ -50,7 +51,7 @@ void add_parallel_flags(CLI::App& app, GenerateFlags& f) {
 
 void add_model_flags(CLI::App& app, GenerateFlags& f) {
   stg::Options& o = f.options;
-  app.add_option("--model_type", f.model_type, stg::models::model_names());
+  app.add_option("--model_type", f.model_type, stg::models::family_names());
   app.add_option("--din", o.din, "input embedding size (transformer)");
   app.add_option("--dout", o.dout, "output embedding size (transformer)");
   app.add_option("--dvocal", o.dvocal, "vocabulary size (gpt, llama, moe)");

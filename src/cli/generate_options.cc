@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "stg/frameworks/registry.h"
+#include "stg/models/families/registry.h"
 #include "stg/models/hf_config.h"
 #include "stg/models/presets.h"
 #include "stg/util/closest.h"
@@ -36,7 +37,7 @@ void apply_words(const GenerateFlags& f, stg::Options& o) {
   if (!f.recompute.empty()) o.activation_recompute = stg::parse_recompute(lowercase(f.recompute));
   if (!f.mixed.empty()) o.mixed_precision = parse_bool("--mixed_precision", f.mixed);
   if (!f.vram.empty()) o.print_gpu_vram = parse_bool("--print_gpu_vram", f.vram);
-  if (!f.model_type.empty()) o.model = stg::parse_model_kind(f.model_type);
+  if (!f.model_type.empty()) o.model = stg::models::find_family(f.model_type).name;
   if (!f.schema.empty()) o.schema = stg::parse_schema(f.schema);
   if (!f.trace_detail.empty()) o.trace_detail = stg::parse_trace_detail(f.trace_detail);
   if (!f.schedule.empty()) o.pipeline_schedule = stg::parse_schedule(f.schedule);

@@ -3,7 +3,6 @@
 #include <string>
 #include <vector>
 
-#include "stg/models/model_kind.h"
 #include "stg/util/closest.h"
 
 namespace stg {
@@ -22,16 +21,6 @@ namespace {
 }
 
 }  // namespace
-
-ModelKind parse_model_kind(std::string_view text) {
-  if (const models::ModelName* e = models::find_model(text)) return e->kind;
-  std::vector<std::string> names;
-  for (const models::ModelName& m : models::model_kinds()) {
-    names.push_back(m.name);
-    names.insert(names.end(), m.aliases.begin(), m.aliases.end());
-  }
-  unknown_choice("--model_type", text, names, models::model_names());
-}
 
 emit::Schema parse_schema(std::string_view s) {
   if (s == "v0.0.4") return emit::Schema::kV004;

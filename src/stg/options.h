@@ -23,8 +23,6 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The built-in models (models/registry.h has their builders and names).
-enum class ModelKind { kTransformer, kGpt, kLlama, kMoe };
 enum class Units { kStg, kPhysical };  // elements and MACs, or bytes and FLOPs
 enum class DType { kFp32, kBf16, kFp16, kFp8 };
 // What the backward pass recomputes: nothing, every block's forward, or only
@@ -32,7 +30,6 @@ enum class DType { kFp32, kBf16, kFp16, kFp8 };
 enum class Recompute { kNone, kFull, kSelective };
 
 // Flag text -> enum; UsageError naming the flag and the valid choices.
-ModelKind parse_model_kind(std::string_view text);            // --model_type
 emit::Schema parse_schema(std::string_view text);             // --chakra_schema_version
 emit::TraceDetail parse_trace_detail(std::string_view text);  // --trace_detail
 lower::Schedule parse_schedule(std::string_view text);        // --pipeline_schedule
@@ -61,8 +58,10 @@ struct Options {
   bool weight_sharded = false;
   std::optional<int> zero_stage;  // 0-3; 3 is --weight_sharded 1
 
-  // Unset: the seed's transformer (presets and HF configs may choose one).
-  std::optional<ModelKind> model;
+  // The model family, a name of the family registry
+  // (models/families/registry.h; --model_type); unset: the seed's
+  // transformer (presets and HF configs may choose one).
+  std::optional<std::string> model;
   std::string module_csv;  // a reference-format sharding spreadsheet as the model
   // Model dimensions; unset ones take the model type's defaults.
   std::optional<int64_t> din, dout, dmodel, dff, seq, head, num_stacks, batch;
@@ -99,7 +98,6 @@ struct Options {
   // pass as <output_dir>/<PASS>.csv.
   std::string dump_after;
 
-  ModelKind model_kind() const { return model.value_or(ModelKind::kTransformer); }
   Recompute recompute() const { return activation_recompute.value_or(Recompute::kNone); }
 };
 

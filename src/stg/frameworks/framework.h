@@ -14,6 +14,7 @@
 #include "stg/graph/graph.h"
 #include "stg/lower/lower_stage.h"
 #include "stg/lower/node_order.h"
+#include "stg/models/blocks/block_spec.h"
 #include "stg/models/gpt.h"
 #include "stg/options.h"
 #include "stg/passes/insert_collectives.h"
@@ -45,8 +46,10 @@ class Framework {
   // checks of the bound numbers; the model parts it builds (embeddings,
   // tied weights, attention accounting, gradient buckets).
   virtual void adjust_decoder_dims(models::Workload& w, const Options& o, int64_t tp) const = 0;
-  virtual void check_decoder(const Options& o, ModelKind kind, int64_t micro_batch) const = 0;
-  virtual models::MegatronParts decoder_parts(const Options& o, ModelKind kind,
+  // `d`: the decoder's blocks and ends (models/blocks/block_spec.h).
+  virtual void check_decoder(const Options& o, const models::DecoderSpec& d,
+                             int64_t micro_batch) const = 0;
+  virtual models::MegatronParts decoder_parts(const Options& o, const models::DecoderSpec& d,
                                               int zero_stage) const = 0;
 
   // The collectives of a sharding transition (what insert-collectives makes).

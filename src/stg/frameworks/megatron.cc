@@ -13,6 +13,7 @@
 #include <memory>
 
 #include "stg/frameworks/framework.h"
+#include "stg/models/families/registry.h"
 #include "stg/models/flag_binding.h"
 #include "stg/models/workload.h"
 #include "stg/passes/grad_update.h"
@@ -26,6 +27,19 @@ namespace {
 using models::num;
 using models::require;
 
+// The memory report's view of the decoder's blocks.
+std::vector<report::BlockActivations> block_activations(const models::DecoderSpec& d) {
+  using Mlp = report::BlockActivations::Mlp;
+  std::vector<report::BlockActivations> out;
+  for (const models::BlockSpec& b : d.blocks)
+    out.push_back({.grouped_query = b.attention == models::AttentionKind::kGqa,
+                   .dropout = d.dropout,
+                   .mlp = b.kind == models::BlockKind::kMoe  ? Mlp::kExperts
+                          : b.mlp == models::MlpKind::kGated ? Mlp::kSwiglu
+                                                             : Mlp::kGelu});
+  return out;
+}
+
 class Megatron : public Framework {
  public:
   std::string_view name() const override { return "megatron"; }
@@ -34,7 +48,7 @@ class Megatron : public Framework {
   void check(const Options& o) const override {
     require(o.module_csv.empty(),
             "--framework megatron models gpt, llama and moe, not a --module_csv sheet: drop one");
-    require(o.model_kind() != ModelKind::kTransformer,
+    require(models::family_of(o).decoder != nullptr,
             "--framework megatron models gpt, llama and moe: add --model_type gpt (or a --model "
             "preset)");
     if (o.grad_dtype)
@@ -59,8 +73,8 @@ class Megatron : public Framework {
     vocab = padded;
   }
 
-  void check_decoder(const Options& o, ModelKind kind, int64_t micro) const override {
-    if (kind != ModelKind::kMoe) return;
+  void check_decoder(const Options& o, const models::DecoderSpec& d, int64_t micro) const override {
+    if (!d.any(models::BlockKind::kMoe)) return;
     const int64_t dp = o.degree["dp"], ep = o.degree["ep"];
     require(micro % (dp * ep) == 0,
             "--micro_batch " + num(micro) + " is not divisible by --dp x --ep = " + num(dp * ep) +
@@ -68,11 +82,11 @@ class Megatron : public Framework {
                 "parallelism, so every dp x ep rank needs whole sequences");
   }
 
-  models::MegatronParts decoder_parts(const Options& o, ModelKind kind,
+  models::MegatronParts decoder_parts(const Options& o, const models::DecoderSpec& d,
                                       int zero_stage) const override {
     models::MegatronParts parts;
     parts.enabled = true;
-    parts.tie_embeddings = o.tie_embeddings.value_or(kind == ModelKind::kGpt);
+    parts.tie_embeddings = o.tie_embeddings.value_or(d.tied_embeddings);
     parts.tied_stages_apart = parts.tie_embeddings && o.degree.stages() > 1;
     parts.causal_saving = o.causal_saving.value_or(false);
     parts.reduce_per_step = zero_stage < 3;
@@ -105,7 +119,8 @@ class Megatron : public Framework {
                              const lower::LowerOptions& lo, const graph::Graph& g,
                              int64_t ranks_per_stage) const override {
     report::MegatronMemoryOptions m;
-    m.model = o.model_kind();
+    m.blocks = block_activations(w.decoder);
+    m.embedding_dropout = w.decoder.dropout;
     m.sequence_parallel = o.tpsp.value_or(true);
     m.recompute = o.recompute();
     // fp8 training computes in fp8 but keeps bf16 weights (Megatron-LM).

@@ -30,8 +30,9 @@ class Reference : public Framework {
   }
 
   void adjust_decoder_dims(models::Workload&, const Options&, int64_t) const override {}
-  void check_decoder(const Options&, ModelKind, int64_t) const override {}
-  models::MegatronParts decoder_parts(const Options&, ModelKind, int) const override {
+  void check_decoder(const Options&, const models::DecoderSpec&, int64_t) const override {}
+  models::MegatronParts decoder_parts(const Options&, const models::DecoderSpec&,
+                                      int) const override {
     return {};  // disabled: the reference's own layers
   }
 

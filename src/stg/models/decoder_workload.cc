@@ -1,6 +1,7 @@
 // The later reference's decoder models (gpt alias dense, llama, moe) with
 // their flags bound.
 #include "stg/frameworks/framework.h"
+#include "stg/models/families/registry.h"
 #include "stg/models/flag_binding.h"
 #include "stg/models/gpt.h"
 #include "stg/models/moe.h"
@@ -35,10 +36,9 @@ void check_weight_dims(const Workload& w) {
 
 // Every tensor-parallel, sequence and expert split is whole (the dims
 // bound; `degree` with the dense models' tp x ep).
-void check_parallel_split(const expr::Values& values, const Options& o, const mesh::Degrees& degree,
-                          int64_t micro, bool tpsp, const frameworks::Framework& f) {
-  const bool moe = o.model_kind() == ModelKind::kMoe;
-  const bool llama = o.model_kind() == ModelKind::kLlama;
+void check_parallel_split(const expr::Values& values, const Options& o, const DecoderSpec& d,
+                          const mesh::Degrees& degree, int64_t micro, bool tpsp,
+                          const frameworks::Framework& f) {
   const auto& v = values.by_symbol;
   const int64_t tp = degree["tp"], ep = degree["ep"];
   if (tpsp)
@@ -54,7 +54,7 @@ void check_parallel_split(const expr::Values& values, const Options& o, const me
   require(v.at("Dmodel") % v.at("Head") == 0,
           "--dmodel " + num(v.at("Dmodel")) + " is not divisible by --head " + num(v.at("Head")) +
               ": every attention head needs a whole head dimension (--dmodel / --head)");
-  if (llama || moe) {
+  if (d.any(AttentionKind::kGqa)) {
     require(v.at("Head") % v.at("KVHead") == 0, "--kvhead " + num(v.at("KVHead")) +
                                                     " does not divide --head " + num(v.at("Head")) +
                                                     ": query heads are shared by whole groups");
@@ -62,8 +62,8 @@ void check_parallel_split(const expr::Values& values, const Options& o, const me
                                           " is not divisible by --tp " + num(tp) +
                                           ": every tensor-parallel rank needs whole KV heads");
   }
-  f.check_decoder(o, o.model_kind(), micro);
-  if (moe) {
+  f.check_decoder(o, d, micro);
+  if (d.any(BlockKind::kMoe)) {
     require(v.at("Experts") % ep == 0, "--experts " + num(v.at("Experts")) +
                                            " is not divisible by --ep " + num(ep) +
                                            ": every expert-parallel rank holds whole experts");
@@ -76,11 +76,13 @@ void check_parallel_split(const expr::Values& values, const Options& o, const me
 }  // namespace
 
 Workload decoder_workload(const Options& o, const frameworks::Framework& f) {
-  const ModelKind kind = o.model_kind();
-  const bool moe = kind == ModelKind::kMoe;
-  const bool llama = kind == ModelKind::kLlama;
-  const std::string type = moe ? "moe" : llama ? "llama" : "gpt";
+  const Family& family = family_of(o);
+  const std::string& type = family.name;
+  // The blocks (one when --num_stacks is not valid: refused below).
+  const int64_t stacks = o.num_stacks.value_or(80);
   Workload w;
+  w.decoder = family.decoder(o, stacks >= 1 ? static_cast<int>(stacks) : 1);
+  const bool moe = w.decoder.any(BlockKind::kMoe);
   // The reference accepts these for every model and ignores some of them:
   // stay compatible with its command lines, but say so instead of ignoring.
   auto note = [&](bool given, const std::string& flag) {
@@ -116,7 +118,6 @@ Workload decoder_workload(const Options& o, const frameworks::Framework& f) {
                                   ": choose a micro-batch size that divides the batch");
   require(micro % dp == 0, "--micro_batch " + num(micro) + " is not divisible by --dp " + num(dp) +
                                ": each data-parallel rank needs a whole share");
-  const int64_t stacks = o.num_stacks.value_or(80);
   require(stacks >= 1, "--num_stacks " + num(stacks) + " is not valid: use >= 1");
   require(pp <= stacks + 2, "--pp " + num(pp) + " is larger than --num_stacks " + num(stacks) +
                                 " + 2: every stage needs a block or an embedding");
@@ -124,11 +125,12 @@ Workload decoder_workload(const Options& o, const frameworks::Framework& f) {
   require(tpsp || !moe,
           "--tpsp 0 is not available for --model_type moe: its layouts need "
           "sequence-sharded activations (use --tpsp 1)");
-  check_parallel_split(w.values, o, degree, micro, tpsp, f);
-  if (!llama && !moe)
+  check_parallel_split(w.values, o, w.decoder, degree, micro, tpsp, f);
+  if (!w.decoder.any(AttentionKind::kGqa))
     note(o.kvhead.has_value(), "--kvhead (grouped-query attention is --model_type llama)");
   w.zero_stage = zero_stage(o);
-  const MegatronParts megatron = f.decoder_parts(o, kind, w.zero_stage);
+  const MegatronParts megatron = f.decoder_parts(o, w.decoder, w.zero_stage);
+  const bool llama = w.decoder.blocks[0].mlp == MlpKind::kGated;
   w.model =
       moe ? build_moe({static_cast<int>(stacks), static_cast<int>(v.at("Experts") / ep), megatron})
           : build_gpt({static_cast<int>(stacks), tpsp, llama, megatron});

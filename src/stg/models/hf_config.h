@@ -9,9 +9,10 @@
 namespace stg::models {
 
 // Reads the Hugging Face config.json at `path` and, like apply_preset, sets
-// o.model_type and every dimension the user did not give explicitly
-// (std::nullopt fields); explicit flags win. architectures[0] picks the model
-// type: LlamaForCausalLM and MistralForCausalLM -> llama, MixtralForCausalLM
+// o.model (the family) and every dimension the user did not give explicitly
+// (std::nullopt fields); explicit flags win. architectures[0] picks the family
+// (each family lists its classes): LlamaForCausalLM and MistralForCausalLM -> llama,
+// MixtralForCausalLM
 // -> moe, GPT2LMHeadModel, GPTNeoXForCausalLM and GPTJForCausalLM -> gpt.
 // Fields: hidden_size, intermediate_size, num_attention_heads,
 // num_key_value_heads (default num_attention_heads), num_hidden_layers,

@@ -1,6 +1,7 @@
 // Named model presets (`stg models`, `--model NAME`): the published
 // dimensions of well-known models, applied to stg::Options underneath the
-// flags the user gave explicitly.
+// flags the user gave explicitly. Each family lists its own
+// (families/family.h).
 #pragma once
 
 #include <cstdint>
@@ -27,7 +28,7 @@ struct Preset {
   int64_t seq = 0;          // default sequence length (training context)
 };
 
-// Every preset, in the order `stg models` lists them.
+// Every preset, family by family in the registry's order (`stg models`).
 const std::vector<Preset>& presets();
 
 // The preset called `name` (exact match), or nullptr.
@@ -37,7 +38,7 @@ const Preset* find_preset(std::string_view name);
 // name, model type, dimensions and description. Ends with a newline.
 std::string models_table();
 
-// Sets o.model_type and every dimension of `p` that the user did not give
+// Sets o.model (the family) and every dimension of `p` that the user did not give
 // explicitly (fields that are std::nullopt); explicit flags win. Dimensions
 // the preset's model type does not use are left alone (experts/kexperts for
 // gpt/llama, kvhead for gpt), so the generator prints no note about them.

@@ -8,6 +8,7 @@
 
 #include "stg/expr/values.h"
 #include "stg/mesh/mesh.h"
+#include "stg/models/blocks/block_spec.h"
 #include "stg/models/model.h"
 #include "stg/options.h"
 
@@ -28,6 +29,8 @@ struct Workload {
   // a builder says otherwise.
   const workloads::WorkloadKind* kind = nullptr;
   Model model;
+  // A decoder's blocks and ends (empty for the transformer and sheets).
+  DecoderSpec decoder;
   mesh::Mesh mesh;      // the model's axes with the flags' degrees, pp stages
   expr::Values values;  // numbers bound to the model's symbols
   // Symbols the model leaves open, bound by the bind-symbols pass (e.g. the

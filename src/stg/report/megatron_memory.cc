@@ -1,5 +1,6 @@
 #include "stg/report/megatron_memory.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -40,7 +41,7 @@ double rank_micro_batch(const mesh::Mesh& mesh, const expr::Values& values) {
 }  // namespace
 
 double block_activation_bytes(const mesh::Mesh& mesh, const expr::Values& values,
-                              const MegatronMemoryOptions& o) {
+                              const MegatronMemoryOptions& o, const BlockActivations& block) {
   const double t = degree(mesh, mesh::AxisKind::kTensor);
   const double s = value(values, "Seq", 1) / degree(mesh, mesh::AxisKind::kSequence);
   const double b = rank_micro_batch(mesh, values);
@@ -51,27 +52,26 @@ double block_activation_bytes(const mesh::Mesh& mesh, const expr::Values& values
   // Korthikanti et al. §4.1 count, per element kept for the backward pass
   // (2 bytes, 1 for a dropout mask). gpt: 34·sbh = 10·sbh that tensor
   // parallelism alone does not split + 24·sbh that it does.
-  const bool grouped = o.model != ModelKind::kGpt;  // llama, moe: grouped-query attention
-  const double kv = grouped ? value(values, "KVHead", 1) / value(values, "Head", 1) : 1;
-  const double norms = 4 * sbh;         // the inputs of the two norms
-  const double block_inputs = 4 * sbh;  // the QKV and the MLP input (norm outputs)
-  const double masks = o.model == ModelKind::kGpt ? 2 * sbh : 0;  // two dropouts, GPT-3 only
-  const double attention = 2 * sbh                                // Q
-                           + 4 * sbh * kv                         // K and V
+  const double kv = block.grouped_query ? value(values, "KVHead", 1) / value(values, "Head", 1) : 1;
+  const double norms = 4 * sbh;                      // the inputs of the two norms
+  const double block_inputs = 4 * sbh;               // the QKV and the MLP input (norm outputs)
+  const double masks = block.dropout ? 2 * sbh : 0;  // two dropouts, GPT-3 only
+  const double attention = 2 * sbh                   // Q
+                           + 4 * sbh * kv            // K and V
                            + 2 * sbh;  // the attention output (the projection's input)
   double mlp = 0;
   double gathered = 0;  // held whole on every tp rank, with or without sequence parallelism
-  switch (o.model) {
-    case ModelKind::kLlama:  // fused SwiGLU: its [gate|up] input and its output
+  switch (block.mlp) {
+    case BlockActivations::Mlp::kSwiglu:  // fused SwiGLU: its [gate|up] input and its output
       mlp = 6 * sbf;
       break;
-    case ModelKind::kMoe: {  // k experts per token
+    case BlockActivations::Mlp::kExperts: {  // k experts per token
       const double k = value(values, "KExperts", 1);
       gathered = 2 * k * sbh;         // the dispatched tokens, gathered over tp
       mlp = k * (4 * sbf + 2 * sbh);  // GeLU in and out (f split over tp), the expert outputs
       break;
     }
-    default:  // GeLU input and output
+    case BlockActivations::Mlp::kGelu:  // GeLU input and output
       mlp = 4 * sbf;
       break;
   }
@@ -113,7 +113,13 @@ std::vector<StageMemory> megatron_memory_by_stage(const graph::Graph& g, const m
     m.optimizer += updated * optimizer_bytes;
   }
 
-  const double per_block = block_activation_bytes(mesh, values, o);
+  // Blocks of one kind are counted together, so that a list of like
+  // blocks gives the product count x bytes.
+  std::vector<std::pair<BlockActivations, double>> kinds;
+  for (const BlockActivations& b : o.blocks)
+    if (std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == b; }) ==
+        kinds.end())
+      kinds.push_back({b, block_activation_bytes(mesh, values, o, b)});
   const double t = degree(mesh, mesh::AxisKind::kTensor);
   const double s = value(values, "Seq", 1) / degree(mesh, mesh::AxisKind::kSequence);
   const double b = rank_micro_batch(mesh, values);
@@ -124,7 +130,7 @@ std::vector<StageMemory> megatron_memory_by_stage(const graph::Graph& g, const m
   const double logits = 4 * s * b * value(values, "Dvocal", 0) / t;
   const double last_inputs = 4 * sbh / replicated_t;
   // The first stage: gpt's embedding dropout mask (1 byte per value).
-  const double first_mask = o.model == ModelKind::kGpt ? sbh / replicated_t : 0;
+  const double first_mask = o.embedding_dropout ? sbh / replicated_t : 0;
   for (int st = 0; st < pp; ++st) {
     StageMemory& m = stages[st];
     m.stage = st;
@@ -132,7 +138,13 @@ std::vector<StageMemory> megatron_memory_by_stage(const graph::Graph& g, const m
     m.in_flight = lower::activations_in_flight(o.schedule, st, pp, o.micro_batches, o.chunks);
     m.logits = (st == pp - 1 ? logits : 0) * m.in_flight;
     const double ends = (st == pp - 1 ? last_inputs : 0) + (st == 0 ? first_mask : 0);
-    m.activations = (m.blocks * per_block + ends) * m.in_flight + m.logits;
+    double held = 0;  // the stage's blocks, kind by kind
+    for (const auto& [kind, bytes] : kinds) {
+      int count = 0;
+      for (int block : blocks[st]) count += o.blocks.at(block) == kind;
+      if (count > 0) held += count * bytes;
+    }
+    m.activations = (held + ends) * m.in_flight + m.logits;
   }
   return stages;
 }

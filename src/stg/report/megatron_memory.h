@@ -28,9 +28,20 @@
 
 namespace stg::report {
 
+// What the count of Korthikanti et al. needs to know of one block (the
+// models' block kinds and parts, models/blocks/block_spec.h).
+struct BlockActivations {
+  enum class Mlp { kGelu, kSwiglu, kExperts };  // two matrices, fused SwiGLU, k experts
+  bool grouped_query = false;                   // K and V of KVHead heads
+  bool dropout = false;                         // GPT-3's two dropout masks
+  Mlp mlp = Mlp::kGelu;
+  bool operator==(const BlockActivations&) const = default;
+};
+
 struct MegatronMemoryOptions {
-  ModelKind model = ModelKind::kGpt;  // gpt, llama or moe
-  bool sequence_parallel = true;      // --tpsp
+  std::vector<BlockActivations> blocks;  // by block index
+  bool embedding_dropout = false;        // gpt's embedding dropout mask (first stage)
+  bool sequence_parallel = true;         // --tpsp
   Recompute recompute = Recompute::kNone;
   int weight_bytes = 2;  // --dtype
   int grad_bytes = 4;    // --grad_dtype
@@ -44,7 +55,7 @@ struct MegatronMemoryOptions {
 // (Korthikanti et al.'s formula with a fused attention kernel), from the
 // bound model dimensions and the mesh degrees.
 double block_activation_bytes(const mesh::Mesh& mesh, const expr::Values& values,
-                              const MegatronMemoryOptions& options);
+                              const MegatronMemoryOptions& options, const BlockActivations& block);
 
 // `g` after the pass pipeline (stages assigned, weight updates added).
 std::vector<StageMemory> megatron_memory_by_stage(const graph::Graph& g, const mesh::Mesh& mesh,

@@ -1,0 +1,48 @@
+// A decoder as data: its list of blocks, each a block kind built from parts
+// (models/blocks/block_kinds.h), and what its family says about the ends.
+// The decoder builder (models/decoder.h) turns it into a graph; the flag
+// checks, the frameworks and the memory report read it instead of asking
+// which family runs.
+#pragma once
+
+#include <algorithm>
+#include <vector>
+
+namespace stg::models {
+
+// Attention parts (models/parts/attention.h): multi-head, or grouped-query
+// (KVHead key/value heads shared by groups of query heads).
+enum class AttentionKind { kMha, kGqa };
+// The dense MLP part (models/parts/mlp.h): two matrices, or gated (up,
+// gate, down; LLaMA's SwiGLU).
+enum class MlpKind { kPlain, kGated };
+// Block kinds (models/blocks/block_kinds.h): attention then a dense MLP, or
+// attention then a router and experts.
+enum class BlockKind { kDense, kMoe };
+
+struct BlockSpec {
+  BlockKind kind = BlockKind::kDense;
+  AttentionKind attention = AttentionKind::kMha;
+  MlpKind mlp = MlpKind::kPlain;  // the dense MLP, or each expert's
+  bool operator==(const BlockSpec&) const = default;
+};
+
+struct DecoderSpec {
+  std::vector<BlockSpec> blocks;  // in order, first to last
+  // GPT-3's dropout masks (the Megatron memory report counts them).
+  bool dropout = false;
+  // Megatron-LM's default for one weight shared by the input and output
+  // embedding (--tie_embeddings).
+  bool tied_embeddings = false;
+
+  bool any(BlockKind k) const {
+    return std::any_of(blocks.begin(), blocks.end(),
+                       [&](const BlockSpec& b) { return b.kind == k; });
+  }
+  bool any(AttentionKind a) const {
+    return std::any_of(blocks.begin(), blocks.end(),
+                       [&](const BlockSpec& b) { return b.attention == a; });
+  }
+};
+
+}  // namespace stg::models

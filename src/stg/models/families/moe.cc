@@ -1,0 +1,48 @@
+// Mixture of experts (Mixtral): grouped-query attention and a router with
+// Experts experts, KExperts chosen per token, in every block.
+#include "stg/models/families/family.h"
+
+namespace stg::models {
+namespace {
+
+DecoderSpec decoder(const Options&, int num_blocks) {
+  DecoderSpec d;
+  // The later reference's experts are two-matrix MLPs.
+  d.blocks.assign(num_blocks, {BlockKind::kMoe, AttentionKind::kGqa, MlpKind::kPlain});
+  return d;
+}
+
+HfDims read_hf(const HfConfig& cfg) {
+  HfDims d = read_decoder_dims(cfg, /*gpt_names=*/false);
+  d.kv_heads = cfg.optional_size({"num_key_value_heads"}).value_or(d.heads);
+  d.experts = cfg.required_size({"num_local_experts"});
+  d.experts_per_token = cfg.required_size({"num_experts_per_tok"});
+  return d;
+}
+
+}  // namespace
+
+const Family& moe_family() {
+  static const Family f = [] {
+    Family f;
+    f.name = "moe";
+    f.summary = "llama with a mixture-of-experts FFN";
+    f.workload = decoder_workload;
+    f.decoder = decoder;
+    f.reads_kvhead = true;
+    f.reads_experts = true;
+    f.hf_architectures = {"MixtralForCausalLM"};
+    f.read_hf = read_hf;
+    // Jiang et al. 2024, "Mixtral of Experts"; mistralai/Mixtral-* config.json.
+    f.presets = {
+        {"mixtral-8x7b", "moe", "Mixtral 8x7B (Jiang et al. 2024)", 4096, 14336, 32, 8, 32, 32000,
+         8, 2, 32768},
+        {"mixtral-8x22b", "moe", "Mixtral 8x22B (Mistral AI 2024)", 6144, 16384, 48, 8, 56, 32768,
+         8, 2, 65536},
+    };
+    return f;
+  }();
+  return f;
+}
+
+}  // namespace stg::models

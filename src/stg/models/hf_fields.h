@@ -1,0 +1,53 @@
+// A Hugging Face config.json being read (`--hf_config`): its fields by
+// name, checked as whole numbers, with messages that name the file and the
+// field. Each family reads the fields of its model classes with it
+// (models/families/family.h), into the dimensions stg models.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace stg::models {
+
+class HfConfig {
+ public:
+  HfConfig(std::string path, nlohmann::json root)
+      : path_(std::move(path)), root_(std::move(root)) {}
+
+  [[noreturn]] void fail(const std::string& what) const;
+
+  // The value of the first of `names` that is present and not null, or
+  // nullptr. Sets `found` to the name that matched.
+  const nlohmann::json* lookup(const std::vector<std::string>& names, std::string& found) const;
+  std::optional<int64_t> optional_size(const std::vector<std::string>& names) const;
+  int64_t required_size(const std::vector<std::string>& names) const;
+
+  // The model class the messages name ("a LlamaForCausalLM config needs it").
+  void set_architecture(const std::string& a) { architecture_ = a; }
+
+ private:
+  int64_t size_of(const std::string& field, const nlohmann::json& v) const;
+
+  std::string path_;
+  nlohmann::json root_;
+  std::string architecture_;
+};
+
+// What a config says about the model, as stg's flags (unset: it does not
+// say, or the family has no such dimension).
+struct HfDims {
+  int64_t hidden = 0, ffn = 0, heads = 0, layers = 0, vocab = 0;
+  std::optional<int64_t> seq, kv_heads, experts, experts_per_token;
+};
+
+// The fields every decoder family reads, in this order (so the first
+// missing or bad one is the one named): hidden_size, intermediate_size,
+// num_attention_heads, num_hidden_layers, vocab_size, max_position_embeddings
+// (optional). `gpt_names`: GPT-2/GPT-J also spell them n_embd, n_inner
+// (null or absent: 4 x n_embd), n_head, n_layer, n_positions.
+HfDims read_decoder_dims(const HfConfig& cfg, bool gpt_names);
+
+}  // namespace stg::models
