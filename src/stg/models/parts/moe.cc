@@ -1,10 +1,10 @@
-#include "stg/models/moe.h"
+#include "stg/models/parts/moe.h"
 
 #include <string>
 #include <vector>
 
-#include "stg/models/gpt.h"
-#include "stg/models/model_axes.h"
+#include "stg/models/parts/layout.h"
+#include "stg/models/parts/mlp.h"
 
 namespace stg::models {
 namespace {
@@ -35,7 +35,7 @@ Graph expert_wrapper() {
 Graph expert() {
   Graph g;
   g.append(expert_wrapper(), "ldis.", {}, {});
-  g.append(gpt_feed_forward(/*tpsp=*/true, /*gated=*/false), "ffn.",
+  g.append(mlp(Layout(true), MlpKind::kPlain), "ffn.",
            {{"Seq", expr::Expr::parse("Seq*KExperts/(Experts*ep)")}}, {});
   g.link("ldis.x_expert", "ffn.x0");
   g.link("ffn.xdown", "ldis.y_expert");
@@ -106,7 +106,7 @@ std::string reduce_chain(Graph& g, const std::vector<std::string>& inputs,
 Graph megatron_moe_frame();
 Graph megatron_expert();
 
-Graph moe_ffn(int experts_per_rank, bool megatron) {
+Graph moe_ffn_impl(int experts_per_rank, bool megatron) {
   Graph g;
   g.append(megatron ? megatron_moe_frame() : moe_frame(), "moe.", {}, {});
   const Graph one = megatron ? megatron_expert() : expert();
@@ -183,7 +183,7 @@ Graph megatron_expert() {
   w.mark_backward({"dx_expert", "dx", "dy", "dy_expert"});
   Graph g;
   g.append(w, "ldis.", {}, {});
-  g.append(gpt_feed_forward(/*tpsp=*/true, /*gated=*/false), "ffn.",
+  g.append(mlp(Layout(true), MlpKind::kPlain), "ffn.",
            {{"Seq", expr::Expr::parse("Seq*KExperts/Experts")}, {"dp", expr::Expr::symbol("edp")}},
            {});
   g.link("ldis.x_expert", "ffn.x0");
@@ -193,26 +193,8 @@ Graph megatron_expert() {
   return g;
 }
 
-Graph decoder_block(int experts_per_rank, const MegatronParts& megatron) {
-  return gpt_decoder_block(true, gpt_attention(true, /*grouped_query=*/true, megatron),
-                           moe_ffn(experts_per_rank, megatron.enabled),
-                           {"", "moe.x", "moe.y", "moe.dy", "moe.dx"}, megatron);
-}
-
 }  // namespace
 
-Model build_moe(const MoeConfig& config) {
-  MegatronParts megatron = config.megatron;
-  if (megatron.enabled) megatron.expert_data_symbol = "edp";
-  Model m = assemble_decoder_model(decoder_block(config.experts_per_rank, megatron),
-                                   config.num_stacks, true, megatron);
-  if (megatron.enabled) {
-    // The token side's data parallelism is dp·ep; the experts' is dp.
-    m.graph.substitute({{"dp", expr::Expr::parse("dp*ep")}});
-    m.graph.substitute({{"edp", expr::Expr::symbol("dp")}});
-  }
-  m.axes.push_back(model_axis("ep", Spelling::kLater));
-  return m;
-}
+Graph moe_ffn(int experts_per_rank, bool megatron) { return moe_ffn_impl(experts_per_rank, megatron); }
 
 }  // namespace stg::models

@@ -1,4 +1,4 @@
-#include "stg/models/megatron_embedding.h"
+#include "stg/models/parts/megatron_embedding.h"
 
 namespace stg::models {
 
