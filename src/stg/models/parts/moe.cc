@@ -195,6 +195,8 @@ Graph megatron_expert() {
 
 }  // namespace
 
-Graph moe_ffn(int experts_per_rank, bool megatron) { return moe_ffn_impl(experts_per_rank, megatron); }
+Graph moe_ffn(int experts_per_rank, bool megatron) {
+  return moe_ffn_impl(experts_per_rank, megatron);
+}
 
 }  // namespace stg::models

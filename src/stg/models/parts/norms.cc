@@ -5,23 +5,25 @@ namespace stg::models {
 using graph::Graph;
 
 Graph layer_norm(const Layout& l) {
+  using namespace typed;
   Graph g;
-  g.input("x", l.act);
-  g.elementwise("y", "x", 5, l.act);
-  g.input("dy", l.act, "y");
-  g.elementwise("dx", "dy", 5, l.act, "x");
+  input(g, "x", l.shape);
+  elementwise(g, "y", "x", 5, l.shape);
+  input(g, "dy", l.shape, "y");
+  elementwise(g, "dx", "dy", 5, l.shape, "x");
   g.mark_backward_from(2);
   return g;
 }
 
 Graph residual(const Layout& l) {
+  using namespace typed;
   Graph g;
-  g.input("x1", l.act);
-  g.input("x2", l.act);
-  g.add_op("y", "x1", "x2", l.act);
-  g.input("dy", l.act, "y");
-  g.identity("dx1", "dy", l.act, "x1");
-  g.identity("dx2", "dy", l.act, "x2");
+  input(g, "x1", l.shape);
+  input(g, "x2", l.shape);
+  add_op(g, "y", "x1", "x2", l.shape);
+  input(g, "dy", l.shape, "y");
+  identity(g, "dx1", "dy", l.shape, "x1");
+  identity(g, "dx2", "dy", l.shape, "x2");
   g.mark_backward_from(3);
   return g;
 }
