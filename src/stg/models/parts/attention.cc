@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "stg/models/parts/dims.h"
+
 namespace stg::models {
 namespace {
 
@@ -18,48 +20,48 @@ using graph::Graph;
 // and dQ = dS.K for dq, dV = P^T.dO for dv, dK = dS^T.Q for dk. Each rank
 // holds Seq/cp queries against all Seq keys.
 Graph attention_kernel(bool gqa, const MegatronParts& megatron) {
-  const std::string kv = gqa ? "Batch/dp, Seq/cp, Dmodel/Head, KVHead/tp" : kHeads;
-  const std::string kv_full =
-      gqa ? "Batch/dp, Seq, Dmodel/Head, KVHead/tp" : "Batch/dp, Seq, Dmodel/Head, Head/tp";
-  constexpr const char* grad_full = "Batch/dp, Seq, Dmodel/Head, Head/tp";
-  constexpr const char* fwd_ops = "Batch/dp*Seq/cp*Dmodel/Head*Head/tp*3";
-  constexpr const char* bwd_ops = "Batch/dp*Seq/cp*Dmodel/Head*Head/tp*6";
+  using namespace typed;
+  const Dims& d = dims();
+  const graph::Shape heads = {d.batch_dp, d.seq_cp, d.head_dim, d.heads_tp};
+  const expr::Expr& kv_heads = gqa ? d.kv_heads_tp : d.heads_tp;
+  const graph::Shape kv = {d.batch_dp, d.seq_cp, d.head_dim, kv_heads};
+  const graph::Shape kv_full = {d.batch_dp, d.seq, d.head_dim, kv_heads};
+  const graph::Shape grad_full = {d.batch_dp, d.seq, d.head_dim, d.heads_tp};
+  const graph::Shape per_cp = {c(1) / d.cp};
+  // Operations per (query, head dim) pair: the reference's count.
+  const expr::Expr pairs = d.batch_dp * d.seq_cp * d.head_dim * d.heads_tp;
+  const expr::Expr fwd_ops = pairs * c(3), bwd_ops = pairs * c(6);
   // FLOPs of one matrix product over the (query, key, head dim) triples.
   // With the causal saving only the lower triangle of scores is computed.
-  const bool half = megatron.causal_saving;
-  const char* one_matmul = half ? "Batch/dp*Seq/cp*Seq*Dmodel/Head*Head/tp"
-                                : "Batch/dp*Seq/cp*Seq*Dmodel/Head*Head/tp*2";
-  const char* two_matmuls = half ? "Batch/dp*Seq/cp*Seq*Dmodel/Head*Head/tp*2"
-                                 : "Batch/dp*Seq/cp*Seq*Dmodel/Head*Head/tp*4";
+  const expr::Expr one_matmul = pairs * d.seq * c(megatron.causal_saving ? 1 : 2);
+  const expr::Expr two_matmuls = one_matmul * c(2);
   Graph g;
-  g.input("q", kHeads);
-  g.input("k", kv);
-  g.input("v", kv);
-  g.identity("k1", "k", kv_full);  // K and V over the whole sequence
-  g.identity("v1", "v", kv_full);
-  const int qkv = g.custom("qkv", "q", fwd_ops, kHeads, kHeads);
-  g.flops(two_matmuls);
+  input(g, "q", heads);
+  input(g, "k", kv);
+  input(g, "v", kv);
+  identity(g, "k1", "k", kv_full);  // K and V over the whole sequence
+  identity(g, "v1", "v", kv_full);
+  const int qkv = custom(g, "qkv", "q", fwd_ops, heads, heads);
+  flops(g, two_matmuls);
   g.mutable_tensor(qkv).extra_deps = {g.at("k1"), g.at("v1")};
   g.mutable_tensor(qkv).selective_recompute = megatron.enabled;
   const int b = static_cast<int>(g.size());
-  g.input("dqkv", kHeads, "qkv");
-  g.custom("dq", "dqkv", bwd_ops, kHeads, kHeads);
-  g.flops(two_matmuls).grad_of("q");
+  input(g, "dqkv", heads, "qkv");
+  custom(g, "dq", "dqkv", bwd_ops, heads, heads);
+  flops(g, two_matmuls);
+  g.grad_of("q");
+  // With grouped-query attention: gradients for all query heads, then
+  // summed down to the KV heads.
+  const std::string k = gqa ? "dk1" : "dk", v = gqa ? "dv1" : "dv";
+  custom(g, k, "dqkv", bwd_ops, heads, grad_full, per_cp);
+  flops(g, one_matmul);
+  custom(g, v, "dqkv", bwd_ops, heads, grad_full, per_cp);
+  flops(g, one_matmul);
   if (gqa) {
-    // Gradients for all query heads, then summed down to the KV heads.
-    g.custom("dk1", "dqkv", bwd_ops, kHeads, grad_full, "1/cp");
-    g.flops(one_matmul);
-    g.custom("dv1", "dqkv", bwd_ops, kHeads, grad_full, "1/cp");
-    g.flops(one_matmul);
-    g.slice("dk", "dk1", 3, "KVHead/tp", kHeads);
+    slice(g, "dk", "dk1", 3, d.kv_heads_tp, heads);
     g.grad_of("k");
-    g.slice("dv", "dv1", 3, "KVHead/tp", kHeads);
+    slice(g, "dv", "dv1", 3, d.kv_heads_tp, heads);
     g.grad_of("v");
-  } else {
-    g.custom("dk", "dqkv", bwd_ops, kHeads, grad_full, "1/cp");
-    g.flops(one_matmul);
-    g.custom("dv", "dqkv", bwd_ops, kHeads, grad_full, "1/cp");
-    g.flops(one_matmul);
   }
   g.mark_backward_from(b);
   return g;
@@ -67,38 +69,41 @@ Graph attention_kernel(bool gqa, const MegatronParts& megatron) {
 
 // Projections around the kernel: fused QKV, output projection.
 Graph attention_projections(const Layout& l, bool gqa) {
-  const std::string heads = gqa ? "(Head+2*KVHead)/tp" : "3*Head/tp";
-  const std::string kv_heads = gqa ? "KVHead/tp" : "Head/tp";
-  const std::string wqkv = "Dmodel, Dmodel/Head, " + heads;
-  const std::string qkv = "Batch/dp, Seq/cp, Dmodel/Head, " + heads;
-  const std::string kv = "Batch/dp, Seq/cp, Dmodel/Head, " + kv_heads;
-  const std::string kv2 = "Batch/dp, Seq/cp, Dmodel/Head, 2*" + kv_heads;
-  constexpr const char* wo = "Dmodel/Head, Head/tp, Dmodel";
+  using namespace typed;
+  const Dims& d = dims();
+  const expr::Expr qkv_heads = gqa ? (d.heads + c(2) * d.kv_heads) / d.tp : c(3) * d.heads_tp;
+  const expr::Expr& kv_heads = gqa ? d.kv_heads_tp : d.heads_tp;
+  const graph::Shape heads = {d.batch_dp, d.seq_cp, d.head_dim, d.heads_tp};
+  const graph::Shape wqkv = {d.hidden, d.head_dim, qkv_heads};
+  const graph::Shape qkv = {d.batch_dp, d.seq_cp, d.head_dim, qkv_heads};
+  const graph::Shape kv = {d.batch_dp, d.seq_cp, d.head_dim, kv_heads};
+  const graph::Shape kv2 = {d.batch_dp, d.seq_cp, d.head_dim, c(2) * kv_heads};
+  const graph::Shape wo = {d.head_dim, d.heads_tp, d.hidden};
   Graph g;
-  g.input("x", l.act);
-  g.weight("wqkv", wqkv);
-  g.einsum("qkv", "x", "wqkv", "bsm,mnh->bsnh", kFull, wqkv);
-  g.slice("q", "qkv", 3, "Head/tp", qkv);
-  g.slice("k", "qkv", 3, kv_heads, qkv);
-  g.slice("v", "qkv", 3, kv_heads, qkv);
-  g.input("attn", kHeads);
-  g.weight("wo", wo);
-  g.einsum("o1", "attn", "wo", "bsmh,mhn->bsn", kHeads, wo);
-  g.identity("o", "o1", l.act);
+  input(g, "x", l.shape);
+  weight(g, "wqkv", wqkv);
+  einsum(g, "qkv", "x", "wqkv", "bsm,mnh->bsnh", l.full, wqkv);
+  slice(g, "q", "qkv", 3, d.heads_tp, qkv);
+  slice(g, "k", "qkv", 3, kv_heads, qkv);
+  slice(g, "v", "qkv", 3, kv_heads, qkv);
+  input(g, "attn", heads);
+  weight(g, "wo", wo);
+  einsum(g, "o1", "attn", "wo", "bsmh,mhn->bsn", heads, wo);
+  identity(g, "o", "o1", l.shape);
   const int b = static_cast<int>(g.size());
-  g.input("do", l.act, "o");
-  g.identity("do1", "do", kFull, "o1");
-  g.einsum("dattn", "do1", "wo", "bsn,mhn->bsmh", kFull, wo);
-  g.einsum("dwo", "do1", "attn", "bsn,bsmh->mhn", kFull, kHeads, "wo");
-  g.input("dv", kv, "v");
-  g.input("dk", kv, "k");
-  g.input("dq", kHeads, "q");
-  g.slice("dkv", "dv", 3, "2*" + kv_heads, kv, "dk", kv);
-  g.slice("dqkv", "dkv", 3, heads, kv2, "dq", kHeads);
+  input(g, "do", l.shape, "o");
+  identity(g, "do1", "do", l.full, "o1");
+  einsum(g, "dattn", "do1", "wo", "bsn,mhn->bsmh", l.full, wo);
+  einsum(g, "dwo", "do1", "attn", "bsn,bsmh->mhn", l.full, heads, "wo");
+  input(g, "dv", kv, "v");
+  input(g, "dk", kv, "k");
+  input(g, "dq", heads, "q");
+  slice(g, "dkv", "dv", 3, c(2) * kv_heads, kv, "dk", kv);
+  slice(g, "dqkv", "dkv", 3, qkv_heads, kv2, "dq", heads);
   g.grad_of("qkv");
-  g.einsum("dwqkv", "dqkv", "x", "bsnh,bsm->mnh", qkv, kFull, "wqkv");
-  g.einsum("dx1", "dqkv", "wqkv", "bsnh,mnh->bsm", qkv, wqkv);
-  g.identity("dx", "dx1", l.act);
+  einsum(g, "dwqkv", "dqkv", "x", "bsnh,bsm->mnh", qkv, l.full, "wqkv");
+  einsum(g, "dx1", "dqkv", "wqkv", "bsnh,mnh->bsm", qkv, wqkv);
+  identity(g, "dx", "dx1", l.shape);
   g.mark_backward_from(b);
   return g;
 }

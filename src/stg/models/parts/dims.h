@@ -18,6 +18,7 @@ struct Dims {
   // Model dimensions and parallel degrees.
   E batch = sym("Batch"), seq = sym("Seq"), hidden = sym("Dmodel"), ffn = sym("Dff");
   E heads = sym("Head"), kv_heads = sym("KVHead"), vocab = sym("Dvocal");
+  E experts = sym("Experts"), k_experts = sym("KExperts");
   E dp = sym("dp"), tp = sym("tp"), cp = sym("cp"), ep = sym("ep");
   // Sharded forms: per data-parallel rank, per context (and tensor)
   // parallel rank, per tensor-parallel rank.
@@ -27,7 +28,12 @@ struct Dims {
   E ffn_tp = ffn / tp;
   E head_dim = hidden / heads;
   E heads_tp = heads / tp;
+  E kv_heads_tp = kv_heads / tp;
+  E vocab_tp = vocab / tp;
 };
+
+// A whole number as an expression (3*Head/tp is c(3) * d.heads_tp).
+inline expr::Expr c(int64_t n) { return expr::Expr::constant(n); }
 
 // The one set of dimensions every part uses.
 const Dims& dims();
@@ -48,6 +54,22 @@ int identity(graph::Graph& g, const std::string& name, const std::string& x1,
              const graph::Shape& shape, const std::string& grad_of = "");
 int add_op(graph::Graph& g, const std::string& name, const std::string& x1, const std::string& x2,
            const graph::Shape& shape, const std::string& grad_of = "");
+// Any op with explicit views and hidden shapes (x2_shape null: no x2).
+int op(graph::Graph& g, const std::string& name, graph::Op op, const std::string& x1,
+       const std::string& x2, const graph::Shape& x1_shape, const graph::Shape* x2_shape,
+       const graph::Shape& x1_hidden, const graph::Shape& x2_hidden);
+int slice(graph::Graph& g, const std::string& name, const std::string& x1, int axis,
+          const expr::Expr& size, const graph::Shape& x1_shape);
+int slice(graph::Graph& g, const std::string& name, const std::string& x1, int axis,
+          const expr::Expr& size, const graph::Shape& x1_shape, const std::string& x2,
+          const graph::Shape& x2_shape);
+int custom(graph::Graph& g, const std::string& name, const std::string& x1,
+           const expr::Expr& num_ops, const graph::Shape& x1_shape, const graph::Shape& out_shape,
+           const graph::Shape& out_hidden);
+int custom(graph::Graph& g, const std::string& name, const std::string& x1,
+           const expr::Expr& num_ops, const graph::Shape& x1_shape, const graph::Shape& out_shape);
+// Sets the FLOP count of the last added custom op (Tensor::flops).
+void flops(graph::Graph& g, const expr::Expr& flops);
 }  // namespace typed
 
 }  // namespace stg::models
