@@ -6,6 +6,7 @@
 
 #include "stg/models/blocks/block_kinds.h"
 #include "stg/models/model_axes.h"
+#include "stg/models/parts/dims.h"
 #include "stg/models/parts/embeddings.h"
 
 namespace stg::models {
@@ -52,8 +53,8 @@ Model build_decoder(const DecoderConfig& c) {
   if (c.spec.any(BlockKind::kMoe)) {
     if (c.megatron.enabled) {
       // The token side's data parallelism is dp·ep; the experts' is dp.
-      m.graph.substitute({{"dp", expr::Expr::parse("dp*ep")}});
-      m.graph.substitute({{"edp", expr::Expr::symbol("dp")}});
+      m.graph.substitute({{"dp", dims().dp * dims().ep}});
+      m.graph.substitute({{"edp", dims().dp}});
     }
     m.axes.push_back(model_axis("ep", Spelling::kLater));
   }

@@ -125,6 +125,26 @@ int custom(Graph& g, const std::string& name, const std::string& x1, const expr:
   return custom(g, name, x1, num_ops, x1_shape, out_shape, one());
 }
 
+int reshape(Graph& g, const std::string& name, const std::string& x1, const Shape& from_shape,
+            const Shape& to_shape) {
+  return op_views(g, name, Op::kReshape, x1, "", &from_shape, &to_shape);
+}
+
+int broadcast(Graph& g, const std::string& name, const std::string& x1, int axis,
+              const expr::Expr& factor, const Shape& x1_shape) {
+  const int i = op_views(g, name, Op::kBroadcast, x1, "", &x1_shape, nullptr);
+  g.mutable_tensor(i).axis = axis;
+  g.mutable_tensor(i).factor = factor;
+  return i;
+}
+
+int elementwise2(Graph& g, const std::string& name, const std::string& x1, const std::string& x2,
+                 expr::Rational ops_per_element, const Shape& shape) {
+  const int i = op_views(g, name, Op::kElementwise2, x1, x2, &shape, &shape);
+  g.mutable_tensor(i).amplifier = ops_per_element;
+  return i;
+}
+
 void flops(Graph& g, const expr::Expr& flops) {
   g.mutable_tensor(static_cast<int>(g.size()) - 1).flops = flops;
 }

@@ -68,6 +68,12 @@ int custom(graph::Graph& g, const std::string& name, const std::string& x1,
            const graph::Shape& out_hidden);
 int custom(graph::Graph& g, const std::string& name, const std::string& x1,
            const expr::Expr& num_ops, const graph::Shape& x1_shape, const graph::Shape& out_shape);
+int reshape(graph::Graph& g, const std::string& name, const std::string& x1,
+            const graph::Shape& from_shape, const graph::Shape& to_shape);
+int broadcast(graph::Graph& g, const std::string& name, const std::string& x1, int axis,
+              const expr::Expr& factor, const graph::Shape& x1_shape);
+int elementwise2(graph::Graph& g, const std::string& name, const std::string& x1,
+                 const std::string& x2, expr::Rational ops_per_element, const graph::Shape& shape);
 // Sets the FLOP count of the last added custom op (Tensor::flops).
 void flops(graph::Graph& g, const expr::Expr& flops);
 }  // namespace typed

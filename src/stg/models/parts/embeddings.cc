@@ -1,5 +1,6 @@
 #include "stg/models/parts/embeddings.h"
 
+#include "stg/models/parts/dims.h"
 #include "stg/models/parts/layout.h"
 #include "stg/models/parts/megatron_embedding.h"
 
@@ -10,28 +11,34 @@ using graph::Graph;
 
 expr::Expr sym(const char* name) { return expr::Expr::symbol(name); }
 
+// A matrix product from Din to Dout features (renamed when appended).
 Graph embedding(bool tpsp) {
+  using namespace typed;
+  const Dims& d = dims();
+  const expr::Expr din = Dims::sym("Din"), dout = Dims::sym("Dout");
   // With tpsp the tokens are split over tp; without, the input features are.
-  const char* x = tpsp ? "Batch/dp, Seq/(cp*tp), Din" : "Batch/dp, Seq/cp, Din/tp";
-  const char* dy = tpsp ? "Batch/dp, Seq/(cp*tp), Dout" : "Batch/dp, Seq/cp, Dout";
-  const char* w = tpsp ? "Din, Dout" : "Din/tp, Dout";
+  const graph::Shape x = tpsp ? graph::Shape{d.batch_dp, d.seq_cp_tp, din}
+                              : graph::Shape{d.batch_dp, d.seq_cp, din / d.tp};
+  const graph::Shape dy = {d.batch_dp, tpsp ? d.seq_cp_tp : d.seq_cp, dout};
+  const graph::Shape w = {tpsp ? din : din / d.tp, dout};
   Graph g;
-  g.input("x", x);
-  g.weight("w", w);
-  g.einsum("y", "x", "w", "bsm,mn->bsn", x, w);
+  input(g, "x", x);
+  weight(g, "w", w);
+  einsum(g, "y", "x", "w", "bsm,mn->bsn", x, w);
   const int b = static_cast<int>(g.size());
-  g.input("dy", dy, "y");
-  g.einsum("dw", "dy", "x", "bsn,bsm->mn", dy, x, "w");
-  g.einsum("dx", "dy", "w", "bsn,mn->bsm", dy, w, "x");
+  input(g, "dy", dy, "y");
+  einsum(g, "dw", "dy", "x", "bsn,bsm->mn", dy, x, "w");
+  einsum(g, "dx", "dy", "w", "bsn,mn->bsm", dy, w, "x");
   g.mark_backward_from(b);
   return g;
 }
 
 Graph loss(const Layout& l) {
+  using namespace typed;
   Graph g;
-  g.input("y", l.act);
-  g.elementwise("loss", "y", 5, l.act);
-  g.elementwise("dy", "loss", 5, l.act);
+  input(g, "y", l.shape);
+  elementwise(g, "loss", "y", 5, l.shape);
+  elementwise(g, "dy", "loss", 5, l.shape);
   g.mark_backward_from(2);
   return g;
 }
@@ -77,8 +84,10 @@ void append_megatron_vocabulary(Graph& g, const std::string& first, const std::s
   shared.require_grads = false;  // a view of the input embedding's weight
   shared.role = graph::Role::kActivation;
   const graph::Placement first_stage = g[g.at("in_emb.dw")].placement;
-  const int sum = g.op("in_emb.dw_tied", graph::Op::kAdd, "in_emb.dw", "out_emb.dw",
-                       "Dvocal/tp, Dmodel", "Dvocal/tp, Dmodel", "1/(cp*dp)", "1/(cp*dp)");
+  const Dims& d = dims();
+  const graph::Shape w = {d.vocab_tp, d.hidden}, partial = {c(1) / (d.cp * d.dp)};
+  const int sum = typed::op(g, "in_emb.dw_tied", graph::Op::kAdd, "in_emb.dw", "out_emb.dw", w, &w,
+                            partial, partial);
   graph::Tensor& t = g.mutable_tensor_keep_result(sum);
   t.placement = first_stage;
   t.phase = graph::Phase::kBackwardInput;

@@ -9,18 +9,12 @@ namespace stg::models {
 
 struct Layout {
   bool tpsp = true;
-  const char* act;     // [B, S, Dmodel] as stored between parts
-  graph::Shape shape;  // the same, typed
+  graph::Shape shape;  // [B, S, Dmodel] as stored between parts
   // [B, S, Dmodel] whole on every tp rank (inside attention and the MLP).
   graph::Shape full = {dims().batch_dp, dims().seq_cp, dims().hidden};
   explicit Layout(bool tpsp_)
       : tpsp(tpsp_),
-        act(tpsp_ ? "Batch/dp, Seq/(cp*tp), Dmodel" : "Batch/dp, Seq/cp, Dmodel"),
         shape{dims().batch_dp, tpsp_ ? dims().seq_cp_tp : dims().seq_cp, dims().hidden} {}
 };
-
-// The activation whole on every tp rank, and split into heads over tp.
-inline constexpr const char* kFull = "Batch/dp, Seq/cp, Dmodel";
-inline constexpr const char* kHeads = "Batch/dp, Seq/cp, Dmodel/Head, Head/tp";
 
 }  // namespace stg::models

@@ -1,50 +1,64 @@
 #include "stg/models/parts/megatron_embedding.h"
 
+#include "stg/models/parts/dims.h"
+
 namespace stg::models {
 
 namespace {
-constexpr const char* kWeight = "Dvocal/tp, Dmodel";
-constexpr const char* kFull = "Batch/dp, Seq/cp, Dmodel";
-constexpr const char* kLogits = "Batch/dp, Seq/cp, Dvocal/tp";
-// A weight gradient before the step's reduction: a partial sum over the
-// data- and context-parallel ranks.
-constexpr const char* kPartialOverData = "1/(cp*dp)";
+
+using namespace typed;
+
+// The weight [Dvocal/tp, Dmodel]; activations whole and logits over the
+// rank's vocabulary; a weight gradient before the step's reduction is a
+// partial sum over the data- and context-parallel ranks.
+struct Shapes {
+  const Dims& d = dims();
+  graph::Shape weight = {d.vocab_tp, d.hidden};
+  graph::Shape full = {d.batch_dp, d.seq_cp, d.hidden};
+  graph::Shape logits = {d.batch_dp, d.seq_cp, d.vocab_tp};
+  graph::Shape partial_over_data = {c(1) / (d.cp * d.dp)};
+  graph::Shape partial_over_tp = {c(1) / d.tp};
+};
+
 }  // namespace
 
 graph::Graph megatron_input_embedding() {
+  const Shapes s;
   graph::Graph g;
-  g.weight("w", kWeight);
+  weight(g, "w", s.weight);
   // A lookup: no arithmetic. Rows of other ranks' vocabulary are zero here,
   // so the result is a partial sum over tp (the consumer's layout turns it
   // into an all-reduce, or a reduce-scatter with sequence parallelism).
-  g.custom("y", "w", "0", kWeight, kFull, "1/tp");
+  custom(g, "y", "w", c(0), s.weight, s.full, s.partial_over_tp);
   const int b = static_cast<int>(g.size());
-  g.input("dy", kFull, "y");
+  input(g, "dy", s.full, "y");
   // Scatter-add of the output gradient into the rows of the looked-up tokens.
-  g.custom("dw", "dy", "Batch/dp*Seq/cp*Dmodel", kFull, kWeight, kPartialOverData);
+  custom(g, "dw", "dy", s.d.batch_dp * s.d.seq_cp * s.d.hidden, s.full, s.weight,
+         s.partial_over_data);
   g.grad_of("w");
   g.mark_backward_from(b);
   return g;
 }
 
 graph::Graph megatron_output_layer(bool tpsp) {
-  const char* act = tpsp ? "Batch/dp, Seq/(cp*tp), Dmodel" : kFull;
+  const Shapes s;
+  const graph::Shape act = {s.d.batch_dp, tpsp ? s.d.seq_cp_tp : s.d.seq_cp, s.d.hidden};
   graph::Graph g;
-  g.input("x", act);
-  g.weight("w", kWeight);
+  input(g, "x", act);
+  weight(g, "w", s.weight);
   // The whole sequence is needed (an all-gather with sequence parallelism),
   // in the forward pass and again for the weight gradient.
-  g.identity("x_full", "x", kFull);
-  g.einsum("logits", "x_full", "w", "bsm,vm->bsv", kFull, kWeight);
-  g.elementwise("loss", "logits", 5, kLogits);
+  identity(g, "x_full", "x", s.full);
+  einsum(g, "logits", "x_full", "w", "bsm,vm->bsv", s.full, s.weight);
+  elementwise(g, "loss", "logits", 5, s.logits);
   const int b = static_cast<int>(g.size());
-  g.elementwise("dlogits", "loss", 5, kLogits);
-  g.identity("x_full_backward", "x", kFull);
-  g.einsum("dw", "dlogits", "x_full_backward", "bsv,bsm->vm", kLogits, kFull, "w");
+  elementwise(g, "dlogits", "loss", 5, s.logits);
+  identity(g, "x_full_backward", "x", s.full);
+  einsum(g, "dw", "dlogits", "x_full_backward", "bsv,bsm->vm", s.logits, s.full, "w");
   // A partial sum over tp (the contracted vocabulary is split), summed into
   // the blocks' layout by the identity's view.
-  g.einsum("dx_partial", "dlogits", "w", "bsv,vm->bsm", kLogits, kWeight);
-  g.identity("dx", "dx_partial", act);
+  einsum(g, "dx_partial", "dlogits", "w", "bsv,vm->bsm", s.logits, s.weight);
+  identity(g, "dx", "dx_partial", act);
   g.mark_backward_from(b);
   return g;
 }

@@ -1,8 +1,10 @@
 #include "stg/models/parts/moe.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
+#include "stg/models/parts/dims.h"
 #include "stg/models/parts/layout.h"
 #include "stg/models/parts/mlp.h"
 
@@ -11,32 +13,36 @@ namespace {
 
 using graph::Graph;
 using graph::Op;
+using graph::Shape;
+using namespace typed;
 
-// Routes the tokens of one expert in and out of the ep-sharded token buffer.
-Graph expert_wrapper() {
-  constexpr const char* tokens = "Batch/dp, Seq*KExperts/(cp*tp*ep), Dmodel";
-  constexpr const char* expert_tokens = "Batch/dp, Seq*KExperts/(Experts*cp*tp*ep), Dmodel";
-  constexpr const char* all_size = "Seq*KExperts/(cp*tp*ep)";
-  constexpr const char* expert_size = "Seq*KExperts/(Experts*cp*tp*ep)";
+using E = expr::Expr;
+
+// Routes the tokens of one expert in and out of the token buffer
+// [B, all, Dmodel]: its share is [B, one, Dmodel] (`batch`: the
+// data-parallel share of the expert side).
+Graph expert_wrapper(const E& batch, const E& all, const E& one) {
+  const Dims& d = dims();
+  const Shape tokens = {batch, all, d.hidden}, expert_tokens = {batch, one, d.hidden};
   Graph g;
-  g.input("x", tokens);
-  g.slice("x_expert", "x", 1, expert_size, tokens);
-  g.input("dx_expert", expert_tokens);
-  g.slice("dx", "dx_expert", 1, all_size, expert_tokens);
-  g.input("y_expert", expert_tokens);
-  g.slice("y", "y_expert", 1, all_size, expert_tokens);
-  g.input("dy", tokens);
-  g.slice("dy_expert", "dy", 1, expert_size, tokens);
+  input(g, "x", tokens);
+  slice(g, "x_expert", "x", 1, one, tokens);
+  input(g, "dx_expert", expert_tokens);
+  slice(g, "dx", "dx_expert", 1, all, expert_tokens);
+  input(g, "y_expert", expert_tokens);
+  slice(g, "y", "y_expert", 1, all, expert_tokens);
+  input(g, "dy", tokens);
+  slice(g, "dy_expert", "dy", 1, one, tokens);
   g.mark_backward({"dx_expert", "dx", "dy", "dy_expert"});
   return g;
 }
 
-// One expert: the wrapper around a two-matrix FFN over its share of tokens.
-Graph expert() {
+// One expert: the wrapper around a two-matrix MLP over its share of tokens
+// (`renames`: the MLP's symbols as the expert sees them).
+Graph expert(const Graph& wrapper, const std::map<std::string, E>& renames) {
   Graph g;
-  g.append(expert_wrapper(), "ldis.", {}, {});
-  g.append(mlp(Layout(true), MlpKind::kPlain), "ffn.",
-           {{"Seq", expr::Expr::parse("Seq*KExperts/(Experts*ep)")}}, {});
+  g.append(wrapper, "ldis.", {}, {});
+  g.append(mlp(Layout(true), MlpKind::kPlain), "ffn.", renames, {});
   g.link("ldis.x_expert", "ffn.x0");
   g.link("ffn.xdown", "ldis.y_expert");
   g.link("ldis.dy_expert", "ffn.dxdown");
@@ -44,42 +50,110 @@ Graph expert() {
   return g;
 }
 
+// The later reference's expert: tokens split over cp, tp and ep.
+Graph reference_expert() {
+  const Dims& d = dims();
+  const E all = d.seq * d.k_experts / (d.cp * d.tp * d.ep);
+  return expert(expert_wrapper(d.batch_dp, all, all / d.experts),
+                {{"Seq", d.seq * d.k_experts / (d.experts * d.ep)}});
+}
+
 // Router, dispatch (x -> xrouted) and combine (yrouted -> y).
 Graph moe_frame() {
-  constexpr const char* x = "Batch/dp, Seq/(cp*tp), Dmodel";
-  constexpr const char* x_ep = "Batch/dp, Seq/(cp*tp), Dmodel/ep";
-  constexpr const char* routed = "Batch/dp, Seq*KExperts/(cp*tp*ep), Dmodel";
-  constexpr const char* picked = "Batch/dp, Seq*KExperts/(cp*tp), Dmodel/ep";
-  constexpr const char* scores = "Batch/dp, Seq/(cp*tp), KExperts";
-  constexpr const char* scores_flat = "Batch/dp, Seq*KExperts/(cp*tp), 1";
+  const Dims& d = dims();
+  const E picked_seq = d.seq * d.k_experts / (d.cp * d.tp);
+  const Shape x = {d.batch_dp, d.seq_cp_tp, d.hidden};
+  const Shape x_ep = {d.batch_dp, d.seq_cp_tp, d.hidden / d.ep};
+  const Shape routed = {d.batch_dp, picked_seq / d.ep, d.hidden};
+  const Shape picked = {d.batch_dp, picked_seq, d.hidden / d.ep};
+  const Shape scores = {d.batch_dp, d.seq_cp_tp, d.k_experts};
+  const Shape scores_flat = {d.batch_dp, picked_seq, c(1)};
+  const Shape w = {d.hidden / d.ep, d.k_experts};
   Graph g;
-  g.input("x", x);
-  g.weight("wrouter", "Dmodel/ep, KExperts");
-  g.einsum("yrouter", "x", "wrouter", "bsm,mn->bsn", x, "Dmodel, KExperts");
-  g.reshape("yrouter2", "yrouter", scores, scores_flat);
-  g.broadcast("x1", "x", 1, "KExperts", x_ep);
-  g.identity("xrouted", "x1", routed);
-  g.input("yrouted", routed);
-  g.identity("y1", "yrouted", picked);
-  g.slice("yrouter3", "yrouter2", 2, "Dmodel/ep", scores_flat);
-  g.elementwise2("y2", "y1", "yrouter3", 1, picked);
-  g.broadcast("y", "y2", 1, "1/KExperts", picked);
+  input(g, "x", x);
+  weight(g, "wrouter", w);
+  einsum(g, "yrouter", "x", "wrouter", "bsm,mn->bsn", x, {d.hidden, d.k_experts});
+  reshape(g, "yrouter2", "yrouter", scores, scores_flat);
+  broadcast(g, "x1", "x", 1, d.k_experts, x_ep);
+  identity(g, "xrouted", "x1", routed);
+  input(g, "yrouted", routed);
+  identity(g, "y1", "yrouted", picked);
+  slice(g, "yrouter3", "yrouter2", 2, d.hidden / d.ep, scores_flat);
+  elementwise2(g, "y2", "y1", "yrouter3", 1, picked);
+  broadcast(g, "y", "y2", 1, c(1) / d.k_experts, picked);
   const int b = static_cast<int>(g.size());
-  g.input("dy", x_ep);
-  g.broadcast("dy2", "dy", 1, "KExperts", x_ep);
-  g.elementwise2("dy1", "dy2", "yrouter3", 1, picked);
-  g.elementwise2("dyrouter3", "dy2", "y1", 1, picked);
-  g.slice("dyrouter2", "dyrouter3", 2, "1", picked);
-  g.identity("dyrouted", "dy1", routed);
-  g.reshape("dyrouter", "dyrouter2", scores_flat, scores);
-  g.einsum("dwrouter", "dyrouter", "x", "bsn,bsm->mn", scores, x_ep, "wrouter");
-  g.einsum("dx01", "dyrouter", "wrouter", "bsn,mn->bsm", scores, "Dmodel/ep, KExperts");
-  g.input("dxrouted", routed);
-  g.identity("dx1", "dxrouted", picked);
-  g.broadcast("dx02", "dx1", 1, "1/KExperts", picked);
-  g.add_op("dx", "dx01", "dx02", x_ep);
+  input(g, "dy", x_ep);
+  broadcast(g, "dy2", "dy", 1, d.k_experts, x_ep);
+  elementwise2(g, "dy1", "dy2", "yrouter3", 1, picked);
+  elementwise2(g, "dyrouter3", "dy2", "y1", 1, picked);
+  slice(g, "dyrouter2", "dyrouter3", 2, c(1), picked);
+  identity(g, "dyrouted", "dy1", routed);
+  reshape(g, "dyrouter", "dyrouter2", scores_flat, scores);
+  einsum(g, "dwrouter", "dyrouter", "x", "bsn,bsm->mn", scores, x_ep, "wrouter");
+  einsum(g, "dx01", "dyrouter", "wrouter", "bsn,mn->bsm", scores, w);
+  input(g, "dxrouted", routed);
+  identity(g, "dx1", "dxrouted", picked);
+  broadcast(g, "dx02", "dx1", 1, c(1) / d.k_experts, picked);
+  add_op(g, "dx", "dx01", "dx02", x_ep);
   g.mark_backward_from(b);
   return g;
+}
+
+// Megatron-LM's MoE layer (--framework megatron): expert parallelism is
+// carved out of data parallelism. Written with `dp` on the token side (each
+// rank routes its own Batch/dp sequences; the decoder turns dp into dp·ep,
+// the whole data-parallel degree) and `edp` on the expert side (the ranks of
+// one expert's data-parallel group: dp). Dispatch and combine are
+// all-to-alls over ep, which move the ep split from the sequences to the
+// tokens; each rank's Experts/ep experts see Seq·KExperts/Experts tokens per
+// sequence of the ep group, gathered over tp (the experts' weights are split
+// over tp).
+struct MegatronShapes {
+  const Dims& d = dims();
+  E edp = Dims::sym("edp");
+  E picked_seq = d.seq * d.k_experts / (d.cp * d.tp);
+  Shape tokens = {d.batch_dp, d.seq_cp_tp, d.hidden};
+  Shape picked = {d.batch_dp, picked_seq, d.hidden};
+  Shape scores = {d.batch_dp, d.seq_cp_tp, d.experts};
+  Shape routed = {d.batch / edp, picked_seq / d.ep, d.hidden};
+  Shape w = {d.hidden, d.experts};
+};
+
+Graph megatron_moe_frame() {
+  const MegatronShapes s;
+  Graph g;
+  input(g, "x", s.tokens);
+  weight(g, "wrouter", s.w);
+  einsum(g, "scores", "x", "wrouter", "bsm,me->bse", s.tokens, s.w);
+  elementwise(g, "probs", "scores", 5, s.scores);  // softmax and top-k
+  broadcast(g, "x1", "x", 1, s.d.k_experts, s.tokens);
+  identity(g, "xrouted", "x1", s.routed);  // dispatch
+  input(g, "yrouted", s.routed);
+  identity(g, "y1", "yrouted", s.picked);   // combine
+  elementwise(g, "y2", "y1", 1, s.picked);  // times the gate
+  broadcast(g, "y", "y2", 1, c(1) / s.d.k_experts, s.picked);
+  const int b = static_cast<int>(g.size());
+  input(g, "dy", s.tokens, "y");
+  broadcast(g, "dy2", "dy", 1, s.d.k_experts, s.tokens);
+  elementwise(g, "dy1", "dy2", 1, s.picked);
+  identity(g, "dyrouted", "dy1", s.routed);  // dispatch of the gradient
+  input(g, "dxrouted", s.routed);
+  identity(g, "dx1", "dxrouted", s.picked);  // combine of the gradient
+  broadcast(g, "dx02", "dx1", 1, c(1) / s.d.k_experts, s.picked);
+  // The gates' gradient (one product per token and expert) and the router's.
+  custom(g, "dscores", "dy", s.d.batch_dp * s.d.seq_cp_tp * s.d.experts * c(5), s.tokens, s.scores);
+  einsum(g, "dwrouter", "dscores", "x", "bse,bsm->me", s.scores, s.tokens, "wrouter");
+  einsum(g, "dx01", "dscores", "wrouter", "bse,me->bsm", s.scores, s.w);
+  add_op(g, "dx", "dx01", "dx02", s.tokens);
+  g.mark_backward_from(b);
+  return g;
+}
+
+Graph megatron_expert() {
+  const MegatronShapes s;
+  const E all = s.picked_seq / s.d.ep;
+  return expert(expert_wrapper(s.d.batch / s.edp, all, s.picked_seq / s.d.experts),
+                {{"Seq", s.d.seq * s.d.k_experts / s.d.experts}, {"dp", s.edp}});
 }
 
 // Sums the experts' outputs pairwise; only the last addition is counted as
@@ -103,13 +177,12 @@ std::string reduce_chain(Graph& g, const std::vector<std::string>& inputs,
   return last;
 }
 
-Graph megatron_moe_frame();
-Graph megatron_expert();
+}  // namespace
 
-Graph moe_ffn_impl(int experts_per_rank, bool megatron) {
+Graph moe_ffn(int experts_per_rank, bool megatron) {
   Graph g;
   g.append(megatron ? megatron_moe_frame() : moe_frame(), "moe.", {}, {});
-  const Graph one = megatron ? megatron_expert() : expert();
+  const Graph one = megatron ? megatron_expert() : reference_expert();
   for (int i = 0; i < experts_per_rank; ++i)
     g.append(one, "moe." + std::to_string(i) + ".", {}, {});
   std::vector<std::string> dx, y;
@@ -123,80 +196,6 @@ Graph moe_ffn_impl(int experts_per_rank, bool megatron) {
   g.link(reduce_chain(g, dx, "moe.dxrouted_r", true), "moe.dxrouted");
   g.link(reduce_chain(g, y, "moe.yrouted_r", false), "moe.yrouted");
   return g;
-}
-
-// Megatron-LM's MoE layer (--framework megatron): expert parallelism is
-// carved out of data parallelism. Written with `dp` on the token side (each
-// rank routes its own Batch/dp sequences; build_moe turns dp into dp·ep, the
-// whole data-parallel degree) and `edp` on the expert side (the ranks of one
-// expert's data-parallel group: dp). Dispatch and combine are all-to-alls
-// over ep, which move the ep split from the sequences to the tokens; each
-// rank's Experts/ep experts see Seq·KExperts/Experts tokens per sequence of
-// the ep group, gathered over tp (the experts' weights are split over tp).
-constexpr const char* kTokens = "Batch/dp, Seq/(cp*tp), Dmodel";
-constexpr const char* kPicked = "Batch/dp, Seq*KExperts/(cp*tp), Dmodel";
-constexpr const char* kScores = "Batch/dp, Seq/(cp*tp), Experts";
-constexpr const char* kRouted = "Batch/edp, Seq*KExperts/(cp*tp*ep), Dmodel";
-
-Graph megatron_moe_frame() {
-  Graph g;
-  g.input("x", kTokens);
-  g.weight("wrouter", "Dmodel, Experts");
-  g.einsum("scores", "x", "wrouter", "bsm,me->bse", kTokens, "Dmodel, Experts");
-  g.elementwise("probs", "scores", 5, kScores);  // softmax and top-k
-  g.broadcast("x1", "x", 1, "KExperts", kTokens);
-  g.identity("xrouted", "x1", kRouted);  // dispatch
-  g.input("yrouted", kRouted);
-  g.identity("y1", "yrouted", kPicked);   // combine
-  g.elementwise("y2", "y1", 1, kPicked);  // times the gate
-  g.broadcast("y", "y2", 1, "1/KExperts", kPicked);
-  const int b = static_cast<int>(g.size());
-  g.input("dy", kTokens, "y");
-  g.broadcast("dy2", "dy", 1, "KExperts", kTokens);
-  g.elementwise("dy1", "dy2", 1, kPicked);
-  g.identity("dyrouted", "dy1", kRouted);  // dispatch of the gradient
-  g.input("dxrouted", kRouted);
-  g.identity("dx1", "dxrouted", kPicked);  // combine of the gradient
-  g.broadcast("dx02", "dx1", 1, "1/KExperts", kPicked);
-  // The gates' gradient (one product per token and expert) and the router's.
-  g.custom("dscores", "dy", "Batch/dp*Seq/(cp*tp)*Experts*5", kTokens, kScores);
-  g.einsum("dwrouter", "dscores", "x", "bse,bsm->me", kScores, kTokens, "wrouter");
-  g.einsum("dx01", "dscores", "wrouter", "bse,me->bsm", kScores, "Dmodel, Experts");
-  g.add_op("dx", "dx01", "dx02", kTokens);
-  g.mark_backward_from(b);
-  return g;
-}
-
-Graph megatron_expert() {
-  constexpr const char* expert_tokens = "Batch/edp, Seq*KExperts/(Experts*cp*tp), Dmodel";
-  constexpr const char* all_size = "Seq*KExperts/(cp*tp*ep)";
-  constexpr const char* expert_size = "Seq*KExperts/(Experts*cp*tp)";
-  Graph w;
-  w.input("x", kRouted);
-  w.slice("x_expert", "x", 1, expert_size, kRouted);
-  w.input("dx_expert", expert_tokens);
-  w.slice("dx", "dx_expert", 1, all_size, expert_tokens);
-  w.input("y_expert", expert_tokens);
-  w.slice("y", "y_expert", 1, all_size, expert_tokens);
-  w.input("dy", kRouted);
-  w.slice("dy_expert", "dy", 1, expert_size, kRouted);
-  w.mark_backward({"dx_expert", "dx", "dy", "dy_expert"});
-  Graph g;
-  g.append(w, "ldis.", {}, {});
-  g.append(mlp(Layout(true), MlpKind::kPlain), "ffn.",
-           {{"Seq", expr::Expr::parse("Seq*KExperts/Experts")}, {"dp", expr::Expr::symbol("edp")}},
-           {});
-  g.link("ldis.x_expert", "ffn.x0");
-  g.link("ffn.xdown", "ldis.y_expert");
-  g.link("ldis.dy_expert", "ffn.dxdown");
-  g.link("ffn.dx0", "ldis.dx_expert");
-  return g;
-}
-
-}  // namespace
-
-Graph moe_ffn(int experts_per_rank, bool megatron) {
-  return moe_ffn_impl(experts_per_rank, megatron);
 }
 
 }  // namespace stg::models
