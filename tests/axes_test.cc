@@ -7,8 +7,7 @@
 #include <string>
 
 #include "gtest/gtest.h"
-#include "stg/models/gpt.h"
-#include "stg/models/moe.h"
+#include "stg/models/decoder.h"
 #include "stg/models/transformer.h"
 #include "stg/report/step_figures.h"
 #include "support/files.h"
@@ -95,14 +94,17 @@ std::string axes_of(const stg::models::Model& m) {
 // --sp is the symbol sp in the seed's transformer and cp in the later models.
 TEST(AxesTable, ModelsSpellTheirAxesFromTheTable) {
   using namespace stg::models;
+  const Model gpt = build_decoder(
+      {.spec = uniform_decoder(1, {BlockKind::kDense, AttentionKind::kMha, MlpKind::kPlain})});
+  const Model moe = build_decoder(
+      {.spec = uniform_decoder(1, {BlockKind::kMoe, AttentionKind::kGqa, MlpKind::kPlain}),
+       .experts_per_rank = 1});
   EXPECT_EQ(axes_of(build_transformer({.num_stacks = 1})), "dp:dp tp:tp sp:sp ");
-  EXPECT_EQ(axes_of(build_gpt({.num_stacks = 1})), "dp:dp tp:tp sp:cp ");
-  EXPECT_EQ(axes_of(build_moe({.num_stacks = 1, .experts_per_rank = 1})),
-            "dp:dp tp:tp sp:cp ep:ep ");
+  EXPECT_EQ(axes_of(gpt), "dp:dp tp:tp sp:cp ");
+  EXPECT_EQ(axes_of(moe), "dp:dp tp:tp sp:cp ep:ep ");
   EXPECT_EQ(build_transformer({.num_stacks = 1}).degree_symbols,
             (std::vector<std::string>{"dp", "tp", "sp"}));
-  EXPECT_EQ(build_gpt({.num_stacks = 1}).degree_symbols,
-            (std::vector<std::string>{"dp", "tp", "cp", "sp", "ep"}));
+  EXPECT_EQ(gpt.degree_symbols, (std::vector<std::string>{"dp", "tp", "cp", "sp", "ep"}));
 }
 
 TEST(AxesTable, StepFiguresListLabelsInRankOrder) {

@@ -15,8 +15,7 @@
 #include "gtest/gtest.h"
 #include "stg/graph/csv_module.h"
 #include "stg/mesh/mesh.h"
-#include "stg/models/gpt.h"
-#include "stg/models/moe.h"
+#include "stg/models/decoder.h"
 #include "stg/models/transformer.h"
 #include "stg/passes/grad_update.h"
 #include "stg/passes/insert_collectives.h"
@@ -54,8 +53,8 @@ std::string describe(const Tensor& t) {
     << t.comm.tag << "/" << t.comm.label << " x1_shape=" << str(t.x1_shape)
     << " x1_hidden=" << str(t.x1_hidden) << " x2_shape=" << str(t.x2_shape)
     << " x2_hidden=" << str(t.x2_hidden) << " grad_of=" << ref(t.grad_of)
-    << " phase=" << static_cast<int>(t.phase) << ":" << t.phase_step << " transient=" << t.transient << " view=" << t.view
-    << " extra_deps=";
+    << " phase=" << static_cast<int>(t.phase) << ":" << t.phase_step << " transient=" << t.transient
+    << " view=" << t.view << " extra_deps=";
   for (int d : t.extra_deps) s << d << ";";
   return s.str();
 }
@@ -143,15 +142,20 @@ TEST(CsvWriter, WritesReferenceSheetsAsReferenceSheets) {
 }
 
 TEST(CsvWriter, RoundTripsBuiltInModels) {
-  using models::build_gpt;
-  expect_round_trip(build_gpt({.num_stacks = 2, .tpsp = true}).graph, "gpt_tpsp");
-  expect_round_trip(build_gpt({.num_stacks = 2, .tpsp = false}).graph, "gpt_tp");
-  expect_round_trip(build_gpt({.num_stacks = 2, .tpsp = true, .llama = true}).graph, "llama");
+  using namespace models;
+  const BlockSpec gpt{BlockKind::kDense, AttentionKind::kMha, MlpKind::kPlain};
+  const BlockSpec llama{BlockKind::kDense, AttentionKind::kGqa, MlpKind::kGated};
+  const BlockSpec moe_block{BlockKind::kMoe, AttentionKind::kGqa, MlpKind::kPlain};
+  expect_round_trip(build_decoder({.spec = uniform_decoder(2, gpt), .tpsp = true}).graph,
+                    "gpt_tpsp");
+  expect_round_trip(build_decoder({.spec = uniform_decoder(2, gpt), .tpsp = false}).graph,
+                    "gpt_tp");
+  expect_round_trip(build_decoder({.spec = uniform_decoder(2, llama)}).graph, "llama");
   expect_round_trip(models::build_transformer({.num_stacks = 2}).graph, "transformer");
   expect_round_trip(models::build_transformer({.num_stacks = 2, .weight_sharded = true}).graph,
                     "transformer_fsdp");
-  const std::string moe =
-      expect_round_trip(models::build_moe({.num_stacks = 2, .experts_per_rank = 2}).graph, "moe");
+  const std::string moe = expect_round_trip(
+      build_decoder({.spec = uniform_decoder(2, moe_block), .experts_per_rank = 2}).graph, "moe");
   // The model's placement and FSDP flags are what extra_attr carries.
   EXPECT_NE(moe.find("\"\"placement\"\": \"\"first\"\""), std::string::npos);
   EXPECT_NE(moe.find("\"\"placement\"\": \"\"last\"\""), std::string::npos);
@@ -169,7 +173,9 @@ TEST(CsvWriter, RoundTripsModelsAfterEachPass) {
                         2);
   const expr::Values values;
   for (const int zero : {0, 2}) {
-    models::Model m = models::build_gpt({.num_stacks = 2});
+    models::Model m = models::build_decoder(
+        {.spec = models::uniform_decoder(2, {models::BlockKind::kDense, models::AttentionKind::kMha,
+                                             models::MlpKind::kPlain})});
     passes::PassManager pm;
     pm.emplace<passes::ReplicateMicroBatches>(
           2, std::map<std::string, expr::Expr>{{"Batch", expr::Expr::symbol("MicroBatch")}})

@@ -15,7 +15,7 @@
 #include "stg/lower/lower_stage.h"
 #include "stg/lower/node_order.h"
 #include "stg/models/blocks/block_spec.h"
-#include "stg/models/gpt.h"
+#include "stg/models/parts/megatron_parts.h"
 #include "stg/options.h"
 #include "stg/passes/insert_collectives.h"
 #include "stg/passes/pass.h"

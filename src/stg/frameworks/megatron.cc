@@ -6,7 +6,7 @@
 // Korthikanti et al.
 //
 // The layers and the memory formula stay beside their kind
-// (models/megatron_embedding.h builds graphs like every model file;
+// (models/parts/megatron_embedding.h builds graphs like every part;
 // report/megatron_memory.h computes like report/memory.h): this file only
 // chooses them.
 #include <algorithm>

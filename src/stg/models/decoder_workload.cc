@@ -1,10 +1,10 @@
-// The later reference's decoder models (gpt alias dense, llama, moe) with
-// their flags bound.
+// The decoder families' workloads (gpt alias dense, llama, moe; the later
+// reference's models): the flags checked and bound, the family's blocks
+// built (models/decoder.h).
 #include "stg/frameworks/framework.h"
+#include "stg/models/decoder.h"
 #include "stg/models/families/registry.h"
 #include "stg/models/flag_binding.h"
-#include "stg/models/gpt.h"
-#include "stg/models/moe.h"
 
 namespace stg::models {
 
@@ -73,10 +73,31 @@ void check_parallel_split(const expr::Values& values, const Options& o, const De
   }
 }
 
+// The dimension symbols of the decoders, bound; returns the micro-batch.
+int64_t bind_decoder_dims(Workload& w, const Options& o) {
+  const int64_t batch = o.batch.value_or(64);
+  // -1 is the reference's spelling of "no micro-batching".
+  const int64_t micro = o.micro_batch.value_or(-1) == -1 ? batch : *o.micro_batch;
+  bind_dims(w, {{"Dvocal", "--dvocal", o.dvocal, 32000},
+                {"Dmodel", "--dmodel", o.dmodel, 8192},
+                {"Dff", "--dff", o.dff, 28672},
+                {"Batch", "--batch", batch, 64},
+                {"MicroBatch", "--micro_batch", micro, batch},
+                {"Seq", "--seq", o.seq, 1024},
+                {"Head", "--head", o.head, 64},
+                {"KVHead", "--kvhead", o.kvhead, 8},
+                {"Experts", "--experts", o.experts, 8},
+                {"KExperts", "--kexperts", o.kexperts, 2}});
+  return micro;
+}
+
 }  // namespace
 
 Workload decoder_workload(const Options& o, const frameworks::Framework& f) {
-  const Family& family = family_of(o);
+  return decoder_workload(o, f, family_of(o));
+}
+
+Workload decoder_workload(const Options& o, const frameworks::Framework& f, const Family& family) {
   const std::string& type = family.name;
   // The blocks (one when --num_stacks is not valid: refused below).
   const int64_t stacks = o.num_stacks.value_or(80);
@@ -95,18 +116,7 @@ Workload decoder_workload(const Options& o, const frameworks::Framework& f) {
   require(!o.din.has_value() && !o.dout.has_value(),
           "--din/--dout belong to --model_type transformer: use --dvocal for " + type);
   const int64_t batch = o.batch.value_or(64);
-  // -1 is the reference's spelling of "no micro-batching".
-  const int64_t micro = o.micro_batch.value_or(-1) == -1 ? batch : *o.micro_batch;
-  bind_dims(w, {{"Dvocal", "--dvocal", o.dvocal, 32000},
-                {"Dmodel", "--dmodel", o.dmodel, 8192},
-                {"Dff", "--dff", o.dff, 28672},
-                {"Batch", "--batch", batch, 64},
-                {"MicroBatch", "--micro_batch", micro, batch},
-                {"Seq", "--seq", o.seq, 1024},
-                {"Head", "--head", o.head, 64},
-                {"KVHead", "--kvhead", o.kvhead, 8},
-                {"Experts", "--experts", o.experts, 8},
-                {"KExperts", "--kexperts", o.kexperts, 2}});
+  const int64_t micro = bind_decoder_dims(w, o);
   // The reference's dense path multiplies tp by ep; moe has ep as its own axis.
   mesh::Degrees degree = o.degree;
   if (!moe) degree["tp"] *= degree["ep"];
@@ -130,10 +140,10 @@ Workload decoder_workload(const Options& o, const frameworks::Framework& f) {
     note(o.kvhead.has_value(), "--kvhead (grouped-query attention is --model_type llama)");
   w.zero_stage = zero_stage(o);
   const MegatronParts megatron = f.decoder_parts(o, w.decoder, w.zero_stage);
-  const bool llama = w.decoder.blocks[0].mlp == MlpKind::kGated;
-  w.model =
-      moe ? build_moe({static_cast<int>(stacks), static_cast<int>(v.at("Experts") / ep), megatron})
-          : build_gpt({static_cast<int>(stacks), tpsp, llama, megatron});
+  w.model = build_decoder({.spec = w.decoder,
+                           .tpsp = tpsp,
+                           .experts_per_rank = moe ? static_cast<int>(v.at("Experts") / ep) : 0,
+                           .megatron = megatron});
   w.micro_batches = static_cast<int>(batch / micro);
   w.bindings = zero_bindings(w.zero_stage);
   w.micro_batch_renames = {{"Batch", expr::Expr::symbol("MicroBatch")}};

@@ -21,6 +21,8 @@ class WorkloadKind;
 
 namespace stg::models {
 
+struct Family;
+
 struct Workload {
   // The framework of the run (frameworks/registry.h), chosen once by
   // build_workload; the passes, lowering and the memory report ask it.
@@ -57,6 +59,9 @@ graph::ShardingRule sharding_rule(const Workload& w);
 // the symbols and the flags that bind them). `f`: the run's framework.
 Workload transformer_workload(const Options& o, const frameworks::Framework& f);
 Workload decoder_workload(const Options& o, const frameworks::Framework& f);  // gpt, llama, moe
-Workload csv_workload(const Options& o, const frameworks::Framework& f);      // --module_csv
+// The decoder of `family` (its blocks from Family::decoder), whatever the
+// family Options::model names: a family not in the registry (tests).
+Workload decoder_workload(const Options& o, const frameworks::Framework& f, const Family& family);
+Workload csv_workload(const Options& o, const frameworks::Framework& f);  // --module_csv
 
 }  // namespace stg::models

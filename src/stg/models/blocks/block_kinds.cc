@@ -1,0 +1,17 @@
+#include "stg/models/blocks/block_kinds.h"
+
+#include <stdexcept>
+
+namespace stg::models {
+
+const BlockKindInfo& block_kind(BlockKind kind) {
+  static const BlockKindInfo kinds[] = {
+      {BlockKind::kDense, "dense", dense_block},
+      {BlockKind::kMoe, "moe", moe_block},
+  };
+  for (const BlockKindInfo& k : kinds)
+    if (k.kind == kind) return k;
+  throw std::logic_error("a block kind without a builder");
+}
+
+}  // namespace stg::models

@@ -1,0 +1,34 @@
+// The block kinds: each builds a block of the decoder from parts
+// (models/parts/) as its BlockSpec says. A new block kind is a value of
+// BlockKind (blocks/block_spec.h), a file with its builder and a row of
+// the table in block_kinds.cc (README "How to add a block kind").
+#pragma once
+
+#include "stg/graph/graph.h"
+#include "stg/models/blocks/block_spec.h"
+#include "stg/models/parts/megatron_parts.h"
+
+namespace stg::models {
+
+// What every block is built with besides its spec.
+struct BlockContext {
+  bool tpsp = true;          // Megatron's tensor + sequence parallel layouts
+  int experts_per_rank = 0;  // MoE blocks: Experts / ep
+  MegatronParts megatron;
+};
+
+using BlockBuilder = graph::Graph (*)(const BlockSpec& spec, const BlockContext& context);
+
+struct BlockKindInfo {
+  BlockKind kind;
+  const char* name;
+  BlockBuilder build;
+};
+
+// The builders, one file each.
+graph::Graph dense_block(const BlockSpec& spec, const BlockContext& context);
+graph::Graph moe_block(const BlockSpec& spec, const BlockContext& context);
+
+const BlockKindInfo& block_kind(BlockKind kind);
+
+}  // namespace stg::models

@@ -1,0 +1,15 @@
+// The dense block: attention and a dense MLP (two matrices or gated).
+#include "stg/models/blocks/block_kinds.h"
+#include "stg/models/blocks/frame.h"
+#include "stg/models/parts/attention.h"
+#include "stg/models/parts/mlp.h"
+
+namespace stg::models {
+
+graph::Graph dense_block(const BlockSpec& spec, const BlockContext& c) {
+  const Layout l(c.tpsp);
+  return frame_block(l, attention(l, spec.attention, c.megatron), mlp(l, spec.mlp),
+                     {"ffn.", "ffn.x0", "ffn.xdown", "ffn.dxdown", "ffn.dx0"}, c.megatron);
+}
+
+}  // namespace stg::models

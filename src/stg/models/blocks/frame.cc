@@ -1,0 +1,44 @@
+#include "stg/models/blocks/frame.h"
+
+#include "stg/models/flat_weights.h"
+#include "stg/models/parts/norms.h"
+
+namespace stg::models {
+
+using graph::Graph;
+
+Graph frame_block(const Layout& l, const Graph& attention_module, const Graph& ffn,
+                  const FfnPorts& ports, const MegatronParts& megatron) {
+  Graph g;
+  g.append(layer_norm(l), "input_norm.", {}, {});
+  g.append(attention_module, "mha.", {}, {});
+  g.append(residual(l), "mha_res.", {}, {});
+  g.append(layer_norm(l), "post_attn_norm.", {}, {});
+  g.append(ffn, ports.prefix, {}, {});
+  g.append(residual(l), "ffn_res.", {}, {});
+  g.link("input_norm.y", "mha.x");
+  g.link("mha.o", "mha_res.x1");
+  g.link("input_norm.x", "mha_res.x2");
+  g.link("mha_res.dx1", "mha.do");
+  g.link("mha_res.y", "post_attn_norm.x");
+  g.link("post_attn_norm.dx", "mha_res.dy");
+  g.link("post_attn_norm.y", ports.x);
+  g.link(ports.y, "ffn_res.x1");
+  g.link("post_attn_norm.x", "ffn_res.x2");
+  g.link("ffn_res.dx1", ports.dy);
+  // The norms' input gradients sum the branch and the residual gradient.
+  auto sum_into = [&](const std::string& target, const std::string& a, const std::string& b) {
+    graph::Tensor& t = g.mutable_tensor(g.at(target));
+    t.op = graph::Op::kAdd;
+    t.x1 = g.at(a);
+    t.x2 = g.at(b);
+    t.x2_shape = t.x1_shape;
+    t.x2_hidden = t.x1_hidden;
+  };
+  sum_into("input_norm.dy", "mha.dx", "mha_res.dx2");
+  sum_into("post_attn_norm.dy", ports.dx, "ffn_res.dx2");
+  flatten_block_weights(g, megatron.reduce_per_step, megatron.expert_data_symbol);
+  return g;
+}
+
+}  // namespace stg::models

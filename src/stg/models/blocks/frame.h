@@ -1,0 +1,26 @@
+// The frame every block kind shares: input norm, attention, residual,
+// post-attention norm, the kind's MLP (dense, or router and experts),
+// residual; its weights flattened for FSDP (models/flat_weights.h). The
+// decoder links blocks by the frame's names (input_norm.x, ffn_res.y).
+#pragma once
+
+#include <string>
+
+#include "stg/graph/graph.h"
+#include "stg/models/parts/layout.h"
+#include "stg/models/parts/megatron_parts.h"
+
+namespace stg::models {
+
+// Where a block plugs in its MLP module: the name prefix it is appended
+// under, and its input, output, output-gradient and input-gradient tensors
+// (full names).
+struct FfnPorts {
+  std::string prefix, x, y, dy, dx;
+};
+
+graph::Graph frame_block(const Layout& l, const graph::Graph& attention_module,
+                         const graph::Graph& ffn, const FfnPorts& ports,
+                         const MegatronParts& megatron);
+
+}  // namespace stg::models

@@ -1,0 +1,21 @@
+// The MoE block: attention, then a router and experts (models/parts/moe.h)
+// in place of the dense MLP.
+#include "stg/models/blocks/block_kinds.h"
+#include "stg/models/blocks/frame.h"
+#include "stg/models/parts/attention.h"
+#include "stg/models/parts/moe.h"
+
+namespace stg::models {
+
+graph::Graph moe_block(const BlockSpec& spec, const BlockContext& c) {
+  MegatronParts megatron = c.megatron;
+  // Megatron-LM: the experts' weights get a gradient bucket of their own.
+  if (megatron.enabled) megatron.expert_data_symbol = "edp";
+  // The experts' layouts need sequence-sharded activations (--tpsp 1).
+  const Layout l(true);
+  return frame_block(l, attention(l, spec.attention, megatron),
+                     moe_ffn(c.experts_per_rank, megatron.enabled),
+                     {"", "moe.x", "moe.y", "moe.dy", "moe.dx"}, megatron);
+}
+
+}  // namespace stg::models

@@ -1,0 +1,70 @@
+#include "stg/models/decoder.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "stg/models/blocks/block_kinds.h"
+#include "stg/models/model_axes.h"
+#include "stg/models/parts/dims.h"
+#include "stg/models/parts/embeddings.h"
+
+namespace stg::models {
+
+using graph::Graph;
+
+namespace {
+
+std::string block_prefix(int i) { return "transformer." + std::to_string(i) + "."; }
+
+// Appends the blocks in order, each linked to the one before; a block of a
+// spec already built is appended again, not built again.
+void append_blocks(Graph& g, const DecoderConfig& c) {
+  using Kind = graph::Placement::Kind;
+  const BlockContext context{c.tpsp, c.experts_per_rank, c.megatron};
+  std::vector<std::pair<BlockSpec, Graph>> built;
+  for (size_t i = 0; i < c.spec.blocks.size(); ++i) {
+    const BlockSpec& spec = c.spec.blocks[i];
+    auto it = built.begin();
+    while (it != built.end() && !(it->first == spec)) ++it;
+    if (it == built.end())
+      it = built.insert(built.end(), {spec, block_kind(spec.kind).build(spec, context)});
+    const int n = static_cast<int>(i);
+    const std::string p = block_prefix(n);
+    g.append(it->second, p, {}, {Kind::kBlock, n});
+    if (n > 0) {
+      g.link(block_prefix(n - 1) + "ffn_res.y", p + "input_norm.x");
+      g.link(p + "input_norm.dx", block_prefix(n - 1) + "ffn_res.dy");
+    }
+  }
+}
+
+}  // namespace
+
+Model build_decoder(const DecoderConfig& c) {
+  Model m;
+  const int n = static_cast<int>(c.spec.blocks.size());
+  append_blocks(m.graph, c);
+  append_vocabulary(m.graph, block_prefix(0), block_prefix(n - 1), c.tpsp, c.megatron);
+  m.axes = common_axes(Spelling::kLater);
+  m.degree_symbols = all_degree_symbols();
+  m.claim = graph::ClaimRule::kEveryAxisInDim;  // the later reference's rule
+  m.num_blocks = n;
+  if (c.spec.any(BlockKind::kMoe)) {
+    if (c.megatron.enabled) {
+      // The token side's data parallelism is dp·ep; the experts' is dp.
+      m.graph.substitute({{"dp", dims().dp * dims().ep}});
+      m.graph.substitute({{"edp", dims().dp}});
+    }
+    m.axes.push_back(model_axis("ep", Spelling::kLater));
+  }
+  return m;
+}
+
+DecoderSpec uniform_decoder(int n, const BlockSpec& block) {
+  DecoderSpec d;
+  d.blocks.assign(n, block);
+  return d;
+}
+
+}  // namespace stg::models

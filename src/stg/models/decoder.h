@@ -1,0 +1,28 @@
+// A decoder: the input embedding, a list of blocks (each built by its block
+// kind from parts, models/blocks/block_kinds.h; blocks need not be alike)
+// and the output embedding with the loss. The families make its spec from
+// the flags (models/families/); the axes are the later reference's, with
+// `ep` when a block has experts.
+#pragma once
+
+#include "stg/models/blocks/block_spec.h"
+#include "stg/models/model.h"
+#include "stg/models/parts/megatron_parts.h"
+
+namespace stg::models {
+
+struct DecoderConfig {
+  DecoderSpec spec;
+  bool tpsp = true;          // Megatron's tensor + sequence parallel layouts
+  int experts_per_rank = 4;  // MoE blocks: Experts / ep
+  // With `enabled`: Megatron-LM's vocabulary layers, tied or not, and its
+  // MoE layer with ep carved out of dp.
+  MegatronParts megatron;
+};
+
+Model build_decoder(const DecoderConfig& config);
+
+// `n` blocks of one spec (a family whose blocks are all alike).
+DecoderSpec uniform_decoder(int n, const BlockSpec& block);
+
+}  // namespace stg::models

@@ -1,0 +1,109 @@
+#include "stg/models/parts/embeddings.h"
+
+#include "stg/models/parts/dims.h"
+#include "stg/models/parts/layout.h"
+#include "stg/models/parts/megatron_embedding.h"
+
+namespace stg::models {
+namespace {
+
+using graph::Graph;
+
+expr::Expr sym(const char* name) { return expr::Expr::symbol(name); }
+
+// A matrix product from Din to Dout features (renamed when appended).
+Graph embedding(bool tpsp) {
+  using namespace typed;
+  const Dims& d = dims();
+  const expr::Expr din = Dims::sym("Din"), dout = Dims::sym("Dout");
+  // With tpsp the tokens are split over tp; without, the input features are.
+  const graph::Shape x = tpsp ? graph::Shape{d.batch_dp, d.seq_cp_tp, din}
+                              : graph::Shape{d.batch_dp, d.seq_cp, din / d.tp};
+  const graph::Shape dy = {d.batch_dp, tpsp ? d.seq_cp_tp : d.seq_cp, dout};
+  const graph::Shape w = {tpsp ? din : din / d.tp, dout};
+  Graph g;
+  input(g, "x", x);
+  weight(g, "w", w);
+  einsum(g, "y", "x", "w", "bsm,mn->bsn", x, w);
+  const int b = static_cast<int>(g.size());
+  input(g, "dy", dy, "y");
+  einsum(g, "dw", "dy", "x", "bsn,bsm->mn", dy, x, "w");
+  einsum(g, "dx", "dy", "w", "bsn,mn->bsm", dy, w, "x");
+  g.mark_backward_from(b);
+  return g;
+}
+
+Graph loss(const Layout& l) {
+  using namespace typed;
+  Graph g;
+  input(g, "y", l.shape);
+  elementwise(g, "loss", "y", 5, l.shape);
+  elementwise(g, "dy", "loss", 5, l.shape);
+  g.mark_backward_from(2);
+  return g;
+}
+
+// The reference's vocabulary layers: an input and an output embedding
+// (matrix products) and the loss.
+void append_reference_vocabulary(Graph& g, const std::string& first, const std::string& last,
+                                 bool tpsp) {
+  using Kind = graph::Placement::Kind;
+  const Graph emb = embedding(tpsp);
+  g.append(emb, "in_emb.", {{"Din", sym("Dvocal")}, {"Dout", sym("Dmodel")}}, {Kind::kFirst, 0});
+  g.append(emb, "out_emb.", {{"Din", sym("Dmodel")}, {"Dout", sym("Dvocal")}}, {Kind::kLast, 0});
+  g.link("in_emb.y", first + "input_norm.x");
+  g.link(first + "input_norm.dx", "in_emb.dy");
+  g.link(last + "ffn_res.y", "out_emb.x");
+  g.link("out_emb.dx", last + "ffn_res.dy");
+  g.append(loss(Layout(tpsp)), "loss.", {}, {Kind::kLast, 0});
+  g.link("out_emb.y", "loss.y");
+  g.link("loss.dy", "out_emb.dy");
+}
+
+// Megatron-LM's vocabulary layers around the blocks. Tied on one stage: the
+// output layer reads the input embedding's weight and the weight's gradient
+// is the sum of both uses. Tied on stages apart: each end holds a copy,
+// marked tied (the tie-embeddings pass sums their gradients once per step).
+void append_megatron_vocabulary(Graph& g, const std::string& first, const std::string& last,
+                                bool tpsp, const MegatronParts& megatron) {
+  using Kind = graph::Placement::Kind;
+  g.append(megatron_input_embedding(), "in_emb.", {}, {Kind::kFirst, 0});
+  g.append(megatron_output_layer(tpsp), "out_emb.", {}, {Kind::kLast, 0});
+  g.link("in_emb.y", first + "input_norm.x");
+  g.link(first + "input_norm.dx", "in_emb.dy");
+  g.link(last + "ffn_res.y", "out_emb.x");
+  g.link("out_emb.dx", last + "ffn_res.dy");
+  if (!megatron.tie_embeddings) return;
+  if (megatron.tied_stages_apart) {
+    g.mutable_tensor(g.at("in_emb.w")).tied = true;
+    g.mutable_tensor(g.at("out_emb.w")).tied = true;
+    return;
+  }
+  g.link("in_emb.w", "out_emb.w");
+  graph::Tensor& shared = g.mutable_tensor_keep_result(g.at("out_emb.w"));
+  shared.require_grads = false;  // a view of the input embedding's weight
+  shared.role = graph::Role::kActivation;
+  const graph::Placement first_stage = g[g.at("in_emb.dw")].placement;
+  const Dims& d = dims();
+  const graph::Shape w = {d.vocab_tp, d.hidden}, partial = {c(1) / (d.cp * d.dp)};
+  const int sum = typed::op(g, "in_emb.dw_tied", graph::Op::kAdd, "in_emb.dw", "out_emb.dw", w, &w,
+                            partial, partial);
+  graph::Tensor& t = g.mutable_tensor_keep_result(sum);
+  t.placement = first_stage;
+  t.phase = graph::Phase::kBackwardInput;
+  g.mutable_tensor_keep_result(g.at("in_emb.dw")).grad_of = -1;
+  g.mutable_tensor_keep_result(g.at("out_emb.dw")).grad_of = -1;
+  g.mutable_tensor_keep_result(sum).grad_of = g.at("in_emb.w");
+}
+
+}  // namespace
+
+void append_vocabulary(Graph& g, const std::string& first, const std::string& last, bool tpsp,
+                       const MegatronParts& megatron) {
+  if (megatron.enabled)
+    append_megatron_vocabulary(g, first, last, tpsp, megatron);
+  else
+    append_reference_vocabulary(g, first, last, tpsp);
+}
+
+}  // namespace stg::models
