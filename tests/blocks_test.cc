@@ -116,7 +116,8 @@ TEST(Blocks, MixedDecoderLowersAndReplays) {
   EXPECT_EQ(all_to_all[0], 0);
   EXPECT_GT(all_to_all[1], 0);
 
-  for (StageGraph& stage : stages) stg_test::schedule_and_order(stage, lo);
+  for (StageGraph& stage : stages)
+    stg_test::schedule_and_order(stage, lo, static_cast<int>(w.mesh.stages()));
   const mesh::RankLayout layout(w.mesh);
   stg_test::TempDir dir;
   dir.write("workload.json", layout.comm_group_json());
