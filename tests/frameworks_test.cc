@@ -80,9 +80,11 @@ TEST(Frameworks, DecoderParts) {
   o.degree["pp"] = 2;
   const models::DecoderSpec gpt_blocks = models::gpt_family().decoder(o, 2);
   const models::DecoderSpec llama_blocks = models::llama_family().decoder(o, 2);
-  EXPECT_FALSE(find("reference").decoder_parts(o, gpt_blocks, 0).enabled);
+  const models::MegatronParts reference = find("reference").decoder_parts(o, gpt_blocks, 0);
+  EXPECT_FALSE(reference.vocabulary_layers || reference.selective_recompute_core ||
+               reference.experts_carved_from_dp || reference.tie_embeddings);
   const models::MegatronParts gpt = find("megatron").decoder_parts(o, gpt_blocks, 0);
-  EXPECT_TRUE(gpt.enabled);
+  EXPECT_TRUE(gpt.vocabulary_layers && gpt.selective_recompute_core && gpt.experts_carved_from_dp);
   EXPECT_TRUE(gpt.tie_embeddings);  // gpt ties by default, llama does not
   EXPECT_TRUE(gpt.tied_stages_apart);
   EXPECT_TRUE(gpt.reduce_per_step);

@@ -85,7 +85,9 @@ class Megatron : public Framework {
   models::MegatronParts decoder_parts(const Options& o, const models::DecoderSpec& d,
                                       int zero_stage) const override {
     models::MegatronParts parts;
-    parts.enabled = true;
+    parts.vocabulary_layers = true;
+    parts.selective_recompute_core = true;
+    parts.experts_carved_from_dp = true;
     parts.tie_embeddings = o.tie_embeddings.value_or(d.tied_embeddings);
     parts.tied_stages_apart = parts.tie_embeddings && o.degree.stages() > 1;
     parts.causal_saving = o.causal_saving.value_or(false);

@@ -33,7 +33,7 @@ class Reference : public Framework {
   void check_decoder(const Options&, const models::DecoderSpec&, int64_t) const override {}
   models::MegatronParts decoder_parts(const Options&, const models::DecoderSpec&,
                                       int) const override {
-    return {};  // disabled: the reference's own layers
+    return {};  // every choice off: the reference's own layers
   }
 
   passes::CollectiveCreator collective_creator() const override {

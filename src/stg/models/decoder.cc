@@ -51,7 +51,7 @@ Model build_decoder(const DecoderConfig& c) {
   m.claim = graph::ClaimRule::kEveryAxisInDim;  // the later reference's rule
   m.num_blocks = n;
   if (c.spec.any(BlockKind::kMoe)) {
-    if (c.megatron.enabled) {
+    if (c.megatron.experts_carved_from_dp) {
       // The token side's data parallelism is dp·ep; the experts' is dp.
       m.graph.substitute({{"dp", dims().dp * dims().ep}});
       m.graph.substitute({{"edp", dims().dp}});

@@ -15,8 +15,8 @@ struct DecoderConfig {
   DecoderSpec spec;
   bool tpsp = true;          // Megatron's tensor + sequence parallel layouts
   int experts_per_rank = 4;  // MoE blocks: Experts / ep
-  // With `enabled`: Megatron-LM's vocabulary layers, tied or not, and its
-  // MoE layer with ep carved out of dp.
+  // Megatron-LM's vocabulary layers, tied or not, attention marks and MoE
+  // layer with ep carved out of dp, as the framework chooses.
   MegatronParts megatron;
 };
 

@@ -10,11 +10,11 @@ namespace stg::models {
 graph::Graph moe_block(const BlockSpec& spec, const BlockContext& c) {
   MegatronParts megatron = c.megatron;
   // Megatron-LM: the experts' weights get a gradient bucket of their own.
-  if (megatron.enabled) megatron.expert_data_symbol = "edp";
+  if (megatron.experts_carved_from_dp) megatron.expert_data_symbol = "edp";
   // The experts' layouts need sequence-sharded activations (--tpsp 1).
   const Layout l(true);
   return frame_block(l, attention(l, spec.attention, megatron),
-                     moe_ffn(c.experts_per_rank, megatron.enabled),
+                     moe_ffn(c.experts_per_rank, megatron.experts_carved_from_dp),
                      {"", "moe.x", "moe.y", "moe.dy", "moe.dx"}, megatron);
 }
 

@@ -44,7 +44,7 @@ Graph attention_kernel(bool gqa, const MegatronParts& megatron) {
   const int qkv = custom(g, "qkv", "q", fwd_ops, heads, heads);
   flops(g, two_matmuls);
   g.mutable_tensor(qkv).extra_deps = {g.at("k1"), g.at("v1")};
-  g.mutable_tensor(qkv).selective_recompute = megatron.enabled;
+  g.mutable_tensor(qkv).selective_recompute = megatron.selective_recompute_core;
   const int b = static_cast<int>(g.size());
   input(g, "dqkv", heads, "qkv");
   custom(g, "dq", "dqkv", bwd_ops, heads, heads);
@@ -119,7 +119,7 @@ Graph attention(const Layout& l, AttentionKind kind, const MegatronParts& megatr
   for (const char* t : {"dq", "dk", "dv"}) g.link(std::string("attn_kernel.") + t, t);
   g.link("attn_kernel.qkv", "attn");
   // The kernel's output as the output projection's gradient reads it.
-  g.mutable_tensor(g.at("attn")).selective_recompute = megatron.enabled;
+  g.mutable_tensor(g.at("attn")).selective_recompute = megatron.selective_recompute_core;
   g.link("dattn", "attn_kernel.dqkv");
   return g;
 }

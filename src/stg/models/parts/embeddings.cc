@@ -100,7 +100,7 @@ void append_megatron_vocabulary(Graph& g, const std::string& first, const std::s
 
 void append_vocabulary(Graph& g, const std::string& first, const std::string& last, bool tpsp,
                        const MegatronParts& megatron) {
-  if (megatron.enabled)
+  if (megatron.vocabulary_layers)
     append_megatron_vocabulary(g, first, last, tpsp, megatron);
   else
     append_reference_vocabulary(g, first, last, tpsp);

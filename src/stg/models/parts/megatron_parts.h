@@ -1,6 +1,7 @@
 // What --framework megatron changes in the decoder's parts
-// (docs/megatron.md), as the framework says (Framework::decoder_parts);
-// disabled: the reference generator's model.
+// (docs/megatron.md), as the framework says (Framework::decoder_parts): each
+// field is one choice a part reads, so no part asks which framework runs;
+// all off: the reference generator's model.
 #pragma once
 
 #include <string>
@@ -8,7 +9,15 @@
 namespace stg::models {
 
 struct MegatronParts {
-  bool enabled = false;
+  // Megatron-LM's vocabulary layers (vocabulary-parallel embedding and
+  // logits, models/parts/megatron_embedding.h), tied or not.
+  bool vocabulary_layers = false;
+  // The attention core (scores, softmax, P.V) is what selective
+  // recomputation re-runs (Korthikanti et al.).
+  bool selective_recompute_core = false;
+  // MoE: Megatron-LM's layer, with ep carved out of dp (the experts' data
+  // parallelism is dp, the tokens' dp x ep; models/parts/moe.h).
+  bool experts_carved_from_dp = false;
   // The input and output embedding share one weight. Stages apart (pp > 1):
   // each end holds a copy, marked Tensor::tied.
   bool tie_embeddings = false;
