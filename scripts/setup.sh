@@ -10,6 +10,7 @@ PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libjemalloc-dev
   openmpi-bin
+  graphviz
   python3
 )
 

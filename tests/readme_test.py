@@ -44,7 +44,7 @@ import tempfile
 MARKER = re.compile(r"^<!-- readme-test: (skip|stg-only|append|output)\b\s*(.*?)\s*-->\s*$")
 SECONDS = re.compile(r"\b\d+\.\d+ s\b")
 STG = re.compile(r"(^|\s)(\./build/stg|stg)(\s|$)")
-SUBCOMMANDS = ("models", "validate", "inspect")
+SUBCOMMANDS = ("models", "validate", "inspect", "dot")
 
 
 class Block:

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "dot_command.h"
 #include "generate_flags.h"
 #include "generate_parse.h"
 #include "generate_run.h"
@@ -13,13 +14,14 @@
 #include "stg/models/presets.h"
 #include "validate_command.h"
 
-// `stg validate DIR`, `stg inspect DIR`, `stg models`, `stg generate ...`;
+// `stg validate DIR`, `stg inspect DIR`, `stg dot DIR`, `stg models`, `stg generate ...`;
 // anything else is the generator's own command line.
 int dispatch(int argc, char** argv, int (*generate_main)(int, char**)) {
   const std::string command = argc > 1 ? argv[1] : "";
   const std::vector<std::string> rest(argv + std::min(argc, 2), argv + argc);
   if (command == "validate") return cli::validate_main(rest);
   if (command == "inspect") return cli::inspect_main(rest);
+  if (command == "dot") return cli::dot_main(rest);
   if (command == "models") {
     std::fputs(stg::models::models_table().c_str(), stdout);
     return 0;
