@@ -68,10 +68,19 @@ const Family& deepseek_family() {
     // experts of 2048 (8 per token) and 1 shared; 128 heads of MLA with
     // q_lora_rank 1536, kv_lora_rank 512, nope 128 + rope 64, v 128; seq is
     // the 4K pre-training context. kvhead is not used by MLA (128 = heads).
-    Preset p{"deepseek-v3", "deepseek", "DeepSeek-V3 671B-A37B (DeepSeek-AI 2024)",
-             7168,          18432,      128,
-             128,           61,         129280,
-             256,           8,          4096};
+    Preset p{
+        "deepseek-v3",
+        "deepseek",
+        "DeepSeek-V3 671B-A37B: MLA, 3 dense blocks, experts of 2048 + 1 shared (DeepSeek-AI 2024)",
+        7168,
+        18432,
+        128,
+        128,
+        61,
+        129280,
+        256,
+        8,
+        4096};
     p.dff_expert = 2048;
     p.shared_experts = 1;
     p.dense_blocks = 3;

@@ -44,7 +44,7 @@ const Family& qwen2_family() {
     // seq is the 4K context of the main pre-training stage.
     Preset p{"qwen2.5-72b",
              "qwen2",
-             "Qwen2.5 72B (Qwen team 2024)",
+             "Qwen2.5 72B, QKV bias (Qwen team 2024)",
              8192,
              29568,
              64,

@@ -30,8 +30,10 @@ const Family& qwen3_family() {
     f.read_hf = read_qwen3_dims;
     // Qwen3 technical report (2025) and Qwen/Qwen3-32B config.json; seq is
     // the 4K context of the general pre-training stages.
-    Preset p{"qwen3-32b", "qwen3", "Qwen3 32B (Qwen team 2025)", 5120, 25600, 64, 8, 64, 151936, 0,
-             0,           4096};
+    Preset p{"qwen3-32b", "qwen3", "Qwen3 32B, head_dim 128 (Qwen team 2025)",
+             5120,        25600,   64,
+             8,           64,      151936,
+             0,           0,       4096};
     p.head_dim = 128;
     f.presets = {p};
     return f;

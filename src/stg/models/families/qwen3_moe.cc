@@ -70,7 +70,7 @@ const Family& qwen3_moe_family() {
     // intermediate_size (dense blocks, none by default).
     Preset p{"qwen3-235b-a22b",
              "qwen3-moe",
-             "Qwen3 235B-A22B (Qwen team 2025)",
+             "Qwen3 235B-A22B, experts of 1536 (Qwen team 2025)",
              4096,
              12288,
              64,
