@@ -75,6 +75,12 @@ struct Config {
   std::string schema = "v0.0.4";
   bool binary = false;    // run the executable (and compare with in-process output)
   bool megatron = false;  // --framework megatron (implies physical units and bf16)
+  // Presets of the 2025-26 families: fewer experts than published, the
+  // first blocks dense, stages split by cost, lean traces.
+  int64_t preset_experts = 0;
+  int dense_blocks = 0;
+  bool pp_balance_cost = false;
+  bool sim = false;
 
   // Dimensions, derived from the above by finalize().
   int64_t batch = 0, micro = 0, seq = 0, dmodel = 0, dff = 0, head = 0, kvhead = 0, dvocal = 0,
@@ -104,7 +110,8 @@ int64_t lcm(int64_t a, int64_t b) { return std::lcm(a, b); }
 void Config::finalize() {
   if (!preset.empty() || !hf.empty()) {
     // The preset or config gives the model; only batch and seq are set here.
-    micro = dp * 1;
+    // Megatron carves ep out of dp: every dp x ep rank needs whole sequences.
+    micro = dp * (megatron ? ep : 1);
     batch = micro * micro_batches;
     return;
   }
@@ -178,7 +185,11 @@ std::vector<std::string> Config::args() const {
     add("--batch", num(batch));
     add("--micro_batch", num(micro));
     add("--seq", "4096");
+    if (preset_experts) add("--experts", num(preset_experts));
+    if (dense_blocks) add("--dense_blocks", num(dense_blocks));
   }
+  if (pp_balance_cost) add("--pp_balance", "cost");
+  if (sim) add("--trace_detail", "sim");
   if (tpsp) add("--tpsp", *tpsp ? "1" : "0");
   if (recompute) add("--activation_recompute", "1");
   if (mixed_precision) add("--mixed_precision", "1");
@@ -240,7 +251,11 @@ Options Config::options(const std::string& dir) const {
     o.batch = batch;
     o.micro_batch = micro;
     o.seq = 4096;
+    if (preset_experts) o.experts = preset_experts;
+    if (dense_blocks) o.dense_blocks = dense_blocks;
   }
+  o.pp_balance_cost = pp_balance_cost;
+  if (sim) o.trace_detail = emit::TraceDetail::kSim;
   o.tpsp = tpsp;
   if (recompute) o.activation_recompute = Recompute::kFull;
   if (mixed_precision) o.mixed_precision = true;
@@ -285,6 +300,9 @@ std::string Config::name() const {
   if (vstages != 1) part("V" + std::to_string(vstages));
   if (units != "stg") part(units + "_" + dtype);
   part(schema == "v0.0.4" ? "v004" : schema == "v0.0.1" ? "v001" : "json");
+  if (dense_blocks) part("dense" + std::to_string(dense_blocks));
+  if (pp_balance_cost) part("ppcost");
+  if (sim) part("sim");
   if (binary) part("bin");
   for (char& c : n)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
@@ -578,6 +596,77 @@ std::vector<Config> build_matrix() {
     push(c);
   }
 
+  // M. The 2025-26 families (docs/models_2025.md): each preset with two or
+  // three blocks (MoE presets with 8 experts), under both frameworks, with
+  // tp, pp, ep, ZeRO, micro-batches and lean traces; their HF configs.
+  {
+    Config qwen2;
+    qwen2.preset = "qwen2.5-72b";
+    qwen2.model = "qwen2";
+    qwen2.dp = 2;
+    qwen2.tp = 2;
+    qwen2.micro_batches = 2;
+    qwen2.schedule = "1f1b";
+    qwen2.pp = 2;
+    push(qwen2);
+    Config qwen3;
+    qwen3.preset = "qwen3-32b";
+    qwen3.model = "qwen3";
+    qwen3.megatron = true;
+    qwen3.dp = 2;
+    qwen3.tp = 2;
+    qwen3.pp = 2;
+    qwen3.zero = 3;
+    qwen3.micro_batches = 2;
+    qwen3.schedule = "interleaved";
+    qwen3.vstages = 2;
+    qwen3.stacks = 4;
+    push(qwen3);
+    for (const bool megatron : {false, true}) {
+      Config moe;
+      moe.preset = "qwen3-235b-a22b";
+      moe.model = "qwen3-moe";
+      moe.preset_experts = 8;
+      moe.megatron = megatron;
+      moe.tp = 2;
+      moe.ep = 2;
+      moe.pp = megatron ? 2 : 1;
+      moe.zero = megatron ? 1 : 2;
+      moe.micro_batches = 2;
+      moe.schedule = megatron ? "1f1b" : "none";
+      moe.sim = megatron;
+      push(moe);
+      Config ds;
+      ds.preset = "deepseek-v3";
+      ds.model = "deepseek";
+      ds.preset_experts = 8;
+      ds.dense_blocks = 1;
+      ds.stacks = 3;
+      ds.megatron = megatron;
+      ds.dp = 2;
+      ds.ep = 2;
+      ds.pp = 2;
+      ds.tp = megatron ? 1 : 2;
+      ds.pp_balance_cost = true;
+      ds.micro_batches = 2;
+      ds.schedule = megatron ? "1f1b" : "gpipe";
+      ds.recompute = megatron;
+      ds.sim = !megatron;
+      push(ds);
+    }
+    for (const std::string hf : {"qwen2_5_72b.json", "qwen3_32b.json"}) {
+      Config c;
+      c.hf = hf;
+      c.model = hf == "qwen3_32b.json" ? "qwen3" : "qwen2";
+      c.dp = 2;
+      c.pp = 2;
+      c.megatron = hf == "qwen3_32b.json";
+      c.micro_batches = 2;
+      c.schedule = "1f1b";
+      push(c);
+    }
+  }
+
   // L. --framework megatron with every pipeline schedule, every later model.
   for (const std::string model : {"gpt", "llama", "moe"}) {
     for (const std::string schedule : {"none", "gpipe", "1f1b", "interleaved"}) {
@@ -813,8 +902,9 @@ class Summary : public ::testing::Test {
         EXPECT_EQ(seen[model + "." + axis], one_to_eight) << model << " " << axis;
     EXPECT_EQ(seen["moe.ep"], one_to_eight);
     EXPECT_EQ(seen["model"],
-              (std::set<std::string>{"transformer", "gpt", "dense", "llama", "moe", "csv:mlp.csv",
-                                     "csv:ops.csv", "csv:fused_attention.csv"}));
+              (std::set<std::string>{"transformer", "gpt", "dense", "llama", "moe", "qwen2",
+                                     "qwen3", "qwen3-moe", "deepseek", "csv:mlp.csv", "csv:ops.csv",
+                                     "csv:fused_attention.csv"}));
     EXPECT_EQ(seen["weight_sharded"], (std::set<std::string>{"0", "1"}));
     EXPECT_EQ(seen["zero"], (std::set<std::string>{"0", "1", "2", "3"}));
     EXPECT_EQ(seen["transformer.zero"], (std::set<std::string>{"0", "3"}));

@@ -69,6 +69,22 @@ void add_model_flags(CLI::App& app, GenerateFlags& f) {
   app.add_option("--num_stacks", o.num_stacks, "transformer blocks");
   app.add_option("--experts", o.experts, "experts per MoE layer");
   app.add_option("--kexperts", o.kexperts, "experts chosen per token");
+  app.add_option("--head_dim", o.head_dim,
+                 "per-head width of attention (qwen3, qwen3-moe; default --dmodel / --head)");
+  app.add_option("--dff_expert", o.dff_expert,
+                 "each expert's FFN width (MoE families; default --dff)");
+  app.add_option("--shared_experts", o.shared_experts,
+                 "experts every token passes through besides its --kexperts (MoE families)");
+  app.add_option("--dense_blocks", o.dense_blocks,
+                 "the first k blocks dense, the rest MoE (MoE families)");
+  app.add_option("--q_lora_rank", o.q_lora_rank, "MLA query compression rank (deepseek)");
+  app.add_option("--kv_lora_rank", o.kv_lora_rank, "MLA key-value compression rank (deepseek)");
+  app.add_option("--qk_nope_head_dim", o.qk_nope_dim,
+                 "MLA per-head query/key dims without rotary embedding (deepseek)");
+  app.add_option("--qk_rope_head_dim", o.qk_rope_dim,
+                 "MLA per-head query/key dims with rotary embedding, the key's shared by all "
+                 "heads (deepseek)");
+  app.add_option("--v_head_dim", o.v_head_dim, "MLA per-head value dims (deepseek)");
   app.add_option("--tpsp", f.tpsp, "tensor + sequence parallel layouts (0/1)");
   app.add_option("--activation_recompute", f.recompute,
                  "0/none, 1/full: recompute each block's forward before its backward, or "
@@ -82,6 +98,9 @@ void add_schedule_flags(CLI::App& app, GenerateFlags& f) {
                  "none (order left to the simulator), gpipe, 1f1b or interleaved");
   app.add_option("--virtual_stages", f.options.virtual_stages,
                  "layer chunks per stage (interleaved)");
+  app.add_option("--pp_balance", f.pp_balance,
+                 "count (blocks split evenly over the stages) or cost (split by their FLOPs, "
+                 "the ends included)");
   app.add_option("--zero_stage", f.options.zero_stage, "ZeRO stage 0-3 (3 = --weight_sharded 1)");
 }
 

@@ -17,6 +17,7 @@ struct GenerateFlags {
   std::string trace_detail;
   std::string framework, tie_embeddings, causal_saving, grad_dtype;
   std::string shard;
+  std::string pp_balance;
   std::string preset, hf_config;
   // What to do besides generating.
   bool quiet = false;

@@ -47,6 +47,12 @@ void apply_words(const GenerateFlags& f, stg::Options& o) {
   if (!f.tie_embeddings.empty())
     o.tie_embeddings = parse_bool("--tie_embeddings", f.tie_embeddings);
   if (!f.causal_saving.empty()) o.causal_saving = parse_bool("--causal_saving", f.causal_saving);
+  if (!f.pp_balance.empty()) {
+    const std::string balance = lowercase(f.pp_balance);
+    if (balance != "count" && balance != "cost")
+      throw stg::UsageError("--pp_balance '" + f.pp_balance + "' is unknown: use count or cost");
+    o.pp_balance_cost = balance == "cost";
+  }
   if (!f.grad_dtype.empty()) {
     try {
       o.grad_dtype = stg::parse_dtype(f.grad_dtype);

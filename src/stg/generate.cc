@@ -119,7 +119,7 @@ passes::PassManager build_pipeline(const Options& o, const models::Workload& w, 
   passes::PassManager pm;
   if (!w.bindings.empty()) pm.emplace<passes::BindSymbols>(w.bindings);
   w.kind->add_graph_passes(pm, o, w, flat);
-  pm.emplace<passes::AssignStages>(w.model.num_blocks, o.virtual_stages);
+  pm.emplace<passes::AssignStages>(w.model.num_blocks, o.virtual_stages, o.pp_balance_cost);
   pm.emplace<passes::InsertSendRecv>();
   w.kind->add_link_passes(pm, w);
   pm.emplace<passes::InsertCollectives>(models::sharding_rule(w),

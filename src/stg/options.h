@@ -67,6 +67,19 @@ struct Options {
   std::optional<int64_t> din, dout, dmodel, dff, seq, head, num_stacks, batch;
   std::optional<int64_t> dvocal, kvhead, experts, kexperts, micro_batch;
   std::optional<bool> tpsp, mixed_precision, print_gpu_vram;
+  // Decoder structure of the 2025-26 families (docs/models_2025.md): heads
+  // of their own width (unset: Dmodel/Head), the experts' FFN width (unset:
+  // --dff), experts every token passes through, the first blocks dense, and
+  // pipeline stages split by cost instead of by block count.
+  std::optional<int64_t> head_dim, dff_expert, shared_experts, dense_blocks;
+  bool pp_balance_cost = false;
+  // Multi-head latent attention (DeepSeek-V2/V3): the query and key-value
+  // compression ranks, the per-head dims without and with rotary embedding
+  // and of the values.
+  std::optional<int64_t> q_lora_rank, kv_lora_rank, qk_nope_dim, qk_rope_dim, v_head_dim;
+  // The model's own choice of one weight for the input and output embedding
+  // (a preset's or a config's tie_word_embeddings); --tie_embeddings wins.
+  std::optional<bool> model_tied_embeddings;
   std::optional<Recompute> activation_recompute;
 
   // Whose training step the trace models: a name of the framework registry

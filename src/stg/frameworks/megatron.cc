@@ -32,11 +32,18 @@ std::vector<report::BlockActivations> block_activations(const models::DecoderSpe
   using Mlp = report::BlockActivations::Mlp;
   std::vector<report::BlockActivations> out;
   for (const models::BlockSpec& b : d.blocks)
-    out.push_back({.grouped_query = b.attention == models::AttentionKind::kGqa,
-                   .dropout = d.dropout,
-                   .mlp = b.kind == models::BlockKind::kMoe  ? Mlp::kExperts
-                          : b.mlp == models::MlpKind::kGated ? Mlp::kSwiglu
-                                                             : Mlp::kGelu});
+    out.push_back(
+        {.grouped_query = b.attention == models::AttentionKind::kGqa,
+         .dropout = d.dropout,
+         .mlp = b.kind == models::BlockKind::kMoe  ? Mlp::kExperts
+                : b.mlp == models::MlpKind::kGated ? Mlp::kSwiglu
+                                                   : Mlp::kGelu,
+         .own_head_dim = b.own_head_dim,
+         .qk_norm = b.qk_norm,
+         .gated_experts = b.kind == models::BlockKind::kMoe && b.mlp == models::MlpKind::kGated,
+         .own_expert_width = b.own_expert_width,
+         .shared_experts = b.shared_experts,
+         .latent_attention = b.attention == models::AttentionKind::kMla});
   return out;
 }
 

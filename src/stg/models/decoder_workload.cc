@@ -1,6 +1,8 @@
 // The decoder families' workloads (gpt alias dense, llama, moe; the later
 // reference's models): the flags checked and bound, the family's blocks
 // built (models/decoder.h).
+#include <algorithm>
+
 #include "stg/frameworks/framework.h"
 #include "stg/models/decoder.h"
 #include "stg/models/families/registry.h"
@@ -51,9 +53,25 @@ void check_parallel_split(const expr::Values& values, const Options& o, const De
   require(v.at("Dff") % tp == 0, "--dff " + num(v.at("Dff")) + " is not divisible by --tp " +
                                      num(tp) +
                                      ": every tensor-parallel rank needs a whole share of the FFN");
-  require(v.at("Dmodel") % v.at("Head") == 0,
-          "--dmodel " + num(v.at("Dmodel")) + " is not divisible by --head " + num(v.at("Head")) +
-              ": every attention head needs a whole head dimension (--dmodel / --head)");
+  const bool heads_of_dmodel = std::any_of(
+      d.blocks.begin(), d.blocks.end(),
+      [](const BlockSpec& b) { return !b.own_head_dim && b.attention != AttentionKind::kMla; });
+  if (heads_of_dmodel)
+    require(v.at("Dmodel") % v.at("Head") == 0,
+            "--dmodel " + num(v.at("Dmodel")) + " is not divisible by --head " + num(v.at("Head")) +
+                ": every attention head needs a whole head dimension (--dmodel / --head)");
+  if (d.any(&BlockSpec::own_expert_width))
+    require(v.at("DffExpert") % tp == 0,
+            "--dff_expert " + num(v.at("DffExpert")) + " is not divisible by --tp " + num(tp) +
+                ": every tensor-parallel rank needs a whole share of each expert");
+  if (d.any(&BlockSpec::shared_experts)) {
+    const int64_t width = v.at("SharedExperts") *
+                          (d.any(&BlockSpec::own_expert_width) ? v.at("DffExpert") : v.at("Dff"));
+    require(width % tp == 0, "--shared_experts " + num(v.at("SharedExperts")) +
+                                 " x the expert width (" + num(width) +
+                                 ") is not divisible by --tp " + num(tp) +
+                                 ": every tensor-parallel rank needs a whole share");
+  }
   if (d.any(AttentionKind::kGqa)) {
     require(v.at("Head") % v.at("KVHead") == 0, "--kvhead " + num(v.at("KVHead")) +
                                                     " does not divide --head " + num(v.at("Head")) +
@@ -73,6 +91,46 @@ void check_parallel_split(const expr::Values& values, const Options& o, const De
   }
 }
 
+// The dimensions only some blocks have (BlockSpec), bound when a block
+// has them, so that the other models' values stay as they were.
+void bind_block_dims(Workload& w, const Options& o) {
+  const DecoderSpec& d = w.decoder;
+  const auto& v = w.values.by_symbol;
+  std::vector<Dim> dims;
+  if (d.any(&BlockSpec::own_head_dim))
+    dims.push_back({"HeadDim", "--head_dim", o.head_dim, v.at("Dmodel") / v.at("Head")});
+  if (d.any(&BlockSpec::own_expert_width))
+    dims.push_back({"DffExpert", "--dff_expert", o.dff_expert, v.at("Dff")});
+  if (d.any(&BlockSpec::shared_experts))
+    dims.push_back({"SharedExperts", "--shared_experts", o.shared_experts, 1});
+  if (d.any(AttentionKind::kMla)) {  // DeepSeek-V3's by default
+    dims.push_back({"QLoraRank", "--q_lora_rank", o.q_lora_rank, 1536});
+    dims.push_back({"KvLoraRank", "--kv_lora_rank", o.kv_lora_rank, 512});
+    dims.push_back({"QkNopeDim", "--qk_nope_head_dim", o.qk_nope_dim, 128});
+    dims.push_back({"QkRopeDim", "--qk_rope_head_dim", o.qk_rope_dim, 64});
+    dims.push_back({"VHeadDim", "--v_head_dim", o.v_head_dim, 128});
+  }
+  bind_dims(w, dims);
+}
+
+// Flags of the 2025-26 families that no block of this model reads.
+void note_unread(Workload& w, const Options& o, const Family& family) {
+  auto note = [&](bool given, const std::string& flag) {
+    if (given) w.notes.push_back(flag + " has no effect with --model_type " + family.name);
+  };
+  note(o.head_dim.has_value() && !w.decoder.any(&BlockSpec::own_head_dim), "--head_dim");
+  // The MoE families lay out their blocks with them (families/expert_layout.h).
+  note(o.dff_expert.has_value() && !family.reads_experts, "--dff_expert");
+  note(o.shared_experts.has_value() && !family.reads_experts, "--shared_experts");
+  note(o.dense_blocks.has_value() && !family.reads_experts, "--dense_blocks");
+  const bool mla = w.decoder.any(AttentionKind::kMla);
+  note(!mla && o.q_lora_rank.has_value(), "--q_lora_rank");
+  note(!mla && o.kv_lora_rank.has_value(), "--kv_lora_rank");
+  note(!mla && o.qk_nope_dim.has_value(), "--qk_nope_head_dim");
+  note(!mla && o.qk_rope_dim.has_value(), "--qk_rope_head_dim");
+  note(!mla && o.v_head_dim.has_value(), "--v_head_dim");
+}
+
 // The dimension symbols of the decoders, bound; returns the micro-batch.
 int64_t bind_decoder_dims(Workload& w, const Options& o) {
   const int64_t batch = o.batch.value_or(64);
@@ -88,6 +146,7 @@ int64_t bind_decoder_dims(Workload& w, const Options& o) {
                 {"KVHead", "--kvhead", o.kvhead, 8},
                 {"Experts", "--experts", o.experts, 8},
                 {"KExperts", "--kexperts", o.kexperts, 2}});
+  bind_block_dims(w, o);
   return micro;
 }
 
@@ -113,6 +172,7 @@ Workload decoder_workload(const Options& o, const frameworks::Framework& f, cons
     note(o.experts.has_value(), "--experts");
     note(o.kexperts.has_value(), "--kexperts");
   }
+  note_unread(w, o, family);
   require(!o.din.has_value() && !o.dout.has_value(),
           "--din/--dout belong to --model_type transformer: use --dvocal for " + type);
   const int64_t batch = o.batch.value_or(64);

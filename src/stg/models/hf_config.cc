@@ -77,7 +77,8 @@ const Family& find_architecture(HfConfig& cfg, std::string& name) {
   const Family* family = family_of_architecture(name);
   if (!family)
     cfg.fail("architecture '" + name +
-             "' is not supported: use a Llama-, Mistral-, Mixtral- or GPT-2/NeoX-style config");
+             "' is not supported: use a Llama-, Mistral-, Mixtral-, Qwen2-, Qwen3-, Qwen3-MoE-, "
+             "DeepSeek-V3- or GPT-2/NeoX-style config");
   cfg.set_architecture(name);
   return *family;
 }
@@ -97,10 +98,12 @@ std::vector<std::string> apply_hf_config(const std::string& path, Options& o) {
   // Every field is read (and checked) before Options changes, so a refused
   // config leaves `o` as it was. The family reads its fields.
   const HfDims d = family.read_hf(cfg);
-  // stg's attention has heads of hidden_size / num_attention_heads; some
-  // configs (e.g. Mistral NeMo) set a different head_dim explicitly.
+  for (const std::string& note : d.notes) notes.push_back("--hf_config " + path + ": " + note);
+  // The older families' attention has heads of hidden_size /
+  // num_attention_heads; some configs (e.g. Mistral NeMo) set a different
+  // head_dim explicitly. (Families that model head_dim read it.)
   if (const std::optional<int64_t> head_dim = cfg.optional_size({"head_dim"});
-      head_dim && *head_dim * d.heads != d.hidden)
+      !d.head_dim && head_dim && *head_dim * d.heads != d.hidden)
     notes.push_back("--hf_config " + path + ": head_dim " + std::to_string(*head_dim) +
                     " differs from hidden_size / num_attention_heads; stg models heads of "
                     "hidden_size / num_attention_heads");
@@ -124,6 +127,16 @@ std::vector<std::string> apply_hf_config(const std::string& path, Options& o) {
   fill(o.kvhead, d.kv_heads);
   fill(o.experts, d.experts);
   fill(o.kexperts, d.experts_per_token);
+  fill(o.head_dim, d.head_dim);
+  fill(o.dff_expert, d.dff_expert);
+  fill(o.shared_experts, d.shared_experts);
+  fill(o.dense_blocks, d.dense_blocks);
+  fill(o.q_lora_rank, d.q_lora_rank);
+  fill(o.kv_lora_rank, d.kv_lora_rank);
+  fill(o.qk_nope_dim, d.qk_nope_dim);
+  fill(o.qk_rope_dim, d.qk_rope_dim);
+  fill(o.v_head_dim, d.v_head_dim);
+  if (!o.model_tied_embeddings) o.model_tied_embeddings = d.tied_embeddings;
   return notes;
 }
 

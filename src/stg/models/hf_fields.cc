@@ -62,6 +62,22 @@ int64_t HfConfig::size_of(const std::string& field, const json& v) const {
   return v.get<int64_t>();
 }
 
+bool optional_bool(const HfConfig& cfg, const std::string& name, bool fallback) {
+  std::string found;
+  const json* v = cfg.lookup({name}, found);
+  if (!v) return fallback;
+  if (!v->is_boolean()) {
+    std::string text = v->dump();
+    if (text.size() > 40) text = text.substr(0, 37) + "...";
+    cfg.fail("field '" + name + "' is " + text + ": expected true or false");
+  }
+  return v->get<bool>();
+}
+
+bool read_tied_embeddings(const HfConfig& cfg, bool fallback) {
+  return optional_bool(cfg, "tie_word_embeddings", fallback);
+}
+
 HfDims read_decoder_dims(const HfConfig& cfg, bool gpt_names) {
   // GPT-2 and GPT-J spell the fields the old way; GPT-NeoX uses the new names.
   using Names = std::vector<std::string>;

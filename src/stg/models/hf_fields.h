@@ -41,7 +41,18 @@ class HfConfig {
 struct HfDims {
   int64_t hidden = 0, ffn = 0, heads = 0, layers = 0, vocab = 0;
   std::optional<int64_t> seq, kv_heads, experts, experts_per_token;
+  // The 2025-26 families' (docs/models_2025.md).
+  std::optional<int64_t> head_dim, dff_expert, shared_experts, dense_blocks;
+  std::optional<int64_t> q_lora_rank, kv_lora_rank, qk_nope_dim, qk_rope_dim, v_head_dim;
+  std::optional<bool> tied_embeddings;
+  // Fields that change the model but that stg does not model, by name.
+  std::vector<std::string> notes;
 };
+
+// tie_word_embeddings (absent: `fallback`, the model class's default).
+bool read_tied_embeddings(const HfConfig& cfg, bool fallback);
+// A boolean field, or `fallback` when absent or null.
+bool optional_bool(const HfConfig& cfg, const std::string& name, bool fallback);
 
 // The fields every decoder family reads, in this order (so the first
 // missing or bad one is the one named): hidden_size, intermediate_size,

@@ -1,5 +1,8 @@
 #include "stg/passes/pipeline.h"
 
+#include <algorithm>
+#include <limits>
+
 namespace stg::passes {
 
 int stage_of_block(int block, int num_blocks, int pp) {
@@ -9,22 +12,82 @@ int stage_of_block(int block, int num_blocks, int pp) {
   return block < big ? block / (base + 1) : extra + (block - big) / base;
 }
 
-void assign_stages(graph::Graph& g, int pp, int num_blocks, int chunks) {
+std::vector<int> stages_by_cost(const std::vector<double>& cost, int stages) {
+  const int n = static_cast<int>(cost.size());
+  std::vector<double> prefix(n + 1, 0);
+  for (int i = 0; i < n; ++i) prefix[i + 1] = prefix[i] + cost[i];
+  // best[s][i]: the least possible most costly stage when the first i
+  // units fill s stages; cut[s][i] where the last of them starts.
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<std::vector<double>> best(stages + 1, std::vector<double>(n + 1, inf));
+  std::vector<std::vector<int>> cut(stages + 1, std::vector<int>(n + 1, 0));
+  best[0][0] = 0;
+  for (int s = 1; s <= stages; ++s)
+    for (int i = s; i <= n; ++i)
+      for (int j = s - 1; j < i; ++j) {
+        const double worst = std::max(best[s - 1][j], prefix[i] - prefix[j]);
+        // Ties go to the later cut: earlier stages take more, as by count.
+        if (worst <= best[s][i]) {
+          best[s][i] = worst;
+          cut[s][i] = j;
+        }
+      }
+  std::vector<int> stage(n, 0);
+  for (int s = stages, i = n; s >= 1; i = cut[s][i], --s)
+    for (int u = cut[s][i]; u < i; ++u) stage[u] = s - 1;
+  return stage;
+}
+
+namespace {
+
+// The work of each pipeline unit: its ops' FLOPs (or operation counts),
+// the ends added to the first and last block unless they are units.
+std::vector<double> unit_costs(const graph::Graph& g, const expr::Values& values, int num_blocks,
+                               bool own_ends) {
+  using Kind = graph::Placement::Kind;
+  std::vector<double> cost(own_ends ? num_blocks + 2 : num_blocks, 0);
+  for (size_t i = 0; i < g.size(); ++i) {
+    const graph::Tensor& t = g[static_cast<int>(i)];
+    const expr::Expr& work = t.flops.is_zero() ? g.result(static_cast<int>(i)).num_ops : t.flops;
+    if (work.is_zero()) continue;
+    double v = 0;
+    try {
+      const expr::Rational r = work.evaluate(values.by_symbol);
+      v = static_cast<double>(r.num()) / static_cast<double>(r.den());
+    } catch (const std::exception&) {
+      continue;  // a symbol bound later (e.g. a shard count): not the blocks' work
+    }
+    const graph::Placement& p = t.placement;
+    const int unit = p.kind == Kind::kFirst  ? (own_ends ? 0 : 0)
+                     : p.kind == Kind::kLast ? (own_ends ? num_blocks + 1 : num_blocks - 1)
+                                             : p.block + (own_ends ? 1 : 0);
+    cost[unit] += v;
+  }
+  return cost;
+}
+
+}  // namespace
+
+void assign_stages(graph::Graph& g, int pp, int num_blocks, int chunks,
+                   const expr::Values* cost_values) {
   using Kind = graph::Placement::Kind;
   // More stages than blocks: the first and last parts become pipeline units
   // of their own (in, blocks..., out), split contiguously like blocks.
   const bool own_ends = pp * chunks > num_blocks;
   const int units = own_ends ? num_blocks + 2 : num_blocks;
+  std::vector<int> by_cost;
+  if (cost_values)
+    by_cost = stages_by_cost(unit_costs(g, *cost_values, num_blocks, own_ends), pp * chunks);
   for (size_t i = 0; i < g.size(); ++i) {
     const graph::Placement& p = g[static_cast<int>(i)].placement;
     const int unit = own_ends ? (p.kind == Kind::kFirst  ? 0
                                  : p.kind == Kind::kLast ? num_blocks + 1
                                                          : p.block + 1)
                               : p.block;
-    const int virtual_stage = !own_ends && p.kind == Kind::kFirst ? 0
-                              : !own_ends && p.kind == Kind::kLast
-                                  ? pp * chunks - 1
-                                  : stage_of_block(unit, units, pp * chunks);
+    const int virtual_stage = !own_ends && p.kind == Kind::kFirst  ? 0
+                              : !own_ends && p.kind == Kind::kLast ? pp * chunks - 1
+                              : cost_values                        ? by_cost[unit]
+                                            : stage_of_block(unit, units, pp * chunks);
     // Placement does not enter an op's result: the cached result stays.
     graph::Tensor& t = g.mutable_tensor_keep_result(static_cast<int>(i));
     t.stage = virtual_stage % pp;

@@ -56,9 +56,30 @@ double block_activation_bytes(const mesh::Mesh& mesh, const expr::Values& values
   const double norms = 4 * sbh;                      // the inputs of the two norms
   const double block_inputs = 4 * sbh;               // the QKV and the MLP input (norm outputs)
   const double masks = block.dropout ? 2 * sbh : 0;  // two dropouts, GPT-3 only
-  const double attention = 2 * sbh                   // Q
-                           + 4 * sbh * kv            // K and V
-                           + 2 * sbh;  // the attention output (the projection's input)
+  double attention = 2 * sbh                         // Q
+                     + 4 * sbh * kv                  // K and V
+                     + 2 * sbh;  // the attention output (the projection's input)
+  if (block.own_head_dim || block.qk_norm) {
+    // Q (and the output) of Head x HeadDim, K and V of KVHead x HeadDim.
+    const double heads = value(values, "Head", 1);
+    const double head_dim = block.own_head_dim ? value(values, "HeadDim", 1) : h / heads;
+    const double q_width = heads * head_dim;
+    const double kv_width = (block.grouped_query ? value(values, "KVHead", 1) : heads) * head_dim;
+    attention = s * b * (2 * q_width + 4 * kv_width + 2 * q_width);
+    if (block.qk_norm) attention += s * b * (2 * q_width + 2 * kv_width);  // the norms' inputs
+  }
+  double latents = 0;  // whole on every tp rank
+  if (block.latent_attention) {
+    const double heads = value(values, "Head", 1);
+    const double q_rank = value(values, "QLoraRank", 1), kv_rank = value(values, "KvLoraRank", 1);
+    const double nope = value(values, "QkNopeDim", 1), rope = value(values, "QkRopeDim", 1);
+    const double v_dim = value(values, "VHeadDim", 1);
+    // The latents before and after their norms (the down projections'
+    // outputs, the up projections' inputs), with the shared rotary key.
+    latents = 2 * s * b * (2 * q_rank + (kv_rank + rope) + kv_rank);
+    // Q and K of nope + rope dims, V and the attention output of v dims.
+    attention = 2 * s * b * heads * (2 * (nope + rope) + 2 * v_dim);
+  }
   double mlp = 0;
   double gathered = 0;  // held whole on every tp rank, with or without sequence parallelism
   switch (block.mlp) {
@@ -67,8 +88,13 @@ double block_activation_bytes(const mesh::Mesh& mesh, const expr::Values& values
       break;
     case BlockActivations::Mlp::kExperts: {  // k experts per token
       const double k = value(values, "KExperts", 1);
-      gathered = 2 * k * sbh;         // the dispatched tokens, gathered over tp
-      mlp = k * (4 * sbf + 2 * sbh);  // GeLU in and out (f split over tp), the expert outputs
+      const double sbf_e = block.own_expert_width ? s * b * value(values, "DffExpert", 1) : sbf;
+      gathered = 2 * k * sbh;  // the dispatched tokens, gathered over tp
+      // GeLU in and out, or SwiGLU's [gate|up] and output (f split over
+      // tp), and the expert outputs.
+      mlp = k * ((block.gated_experts ? 6 : 4) * sbf_e + 2 * sbh);
+      if (block.shared_experts)  // SwiGLU over every token
+        mlp += 6 * sbf_e * value(values, "SharedExperts", 1);
       break;
     }
     case BlockActivations::Mlp::kGelu:  // GeLU input and output
@@ -79,7 +105,8 @@ double block_activation_bytes(const mesh::Mesh& mesh, const expr::Values& values
   const double split = attention + mlp;
   // Selective recomputation drops the attention's score matrices
   // (5·a·s²·b), which a fused attention kernel never stores: no change.
-  return gathered + (o.sequence_parallel ? (replicated + split) / t : replicated + split / t);
+  return gathered + latents +
+         (o.sequence_parallel ? (replicated + split) / t : replicated + split / t);
 }
 
 std::vector<StageMemory> megatron_memory_by_stage(const graph::Graph& g, const mesh::Mesh& mesh,

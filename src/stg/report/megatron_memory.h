@@ -35,6 +35,14 @@ struct BlockActivations {
   bool grouped_query = false;                   // K and V of KVHead heads
   bool dropout = false;                         // GPT-3's two dropout masks
   Mlp mlp = Mlp::kGelu;
+  // The 2025-26 blocks (models/blocks/block_spec.h): heads of HeadDim,
+  // per-head q/k norms (their inputs kept), SwiGLU experts of DffExpert,
+  // SharedExperts shared experts (SwiGLU).
+  bool own_head_dim = false, qk_norm = false;
+  bool gated_experts = false, own_expert_width = false, shared_experts = false;
+  // Multi-head latent attention: its compressed latents (normed, whole on
+  // every tp rank) and its per-head Q, K, V of their own dims.
+  bool latent_attention = false;
   bool operator==(const BlockActivations&) const = default;
 };
 

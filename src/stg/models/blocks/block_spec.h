@@ -10,9 +10,11 @@
 
 namespace stg::models {
 
-// Attention parts (models/parts/attention.h): multi-head, or grouped-query
-// (KVHead key/value heads shared by groups of query heads).
-enum class AttentionKind { kMha, kGqa };
+// Attention parts (models/parts/attention.h): multi-head, grouped-query
+// (KVHead key/value heads shared by groups of query heads), or multi-head
+// latent attention (DeepSeek-V2/V3, models/parts/mla.h: queries, keys and
+// values from low-rank compressions of the input).
+enum class AttentionKind { kMha, kGqa, kMla };
 // The dense MLP part (models/parts/mlp.h): two matrices, or gated (up,
 // gate, down; LLaMA's SwiGLU).
 enum class MlpKind { kPlain, kGated };
@@ -24,6 +26,16 @@ struct BlockSpec {
   BlockKind kind = BlockKind::kDense;
   AttentionKind attention = AttentionKind::kMha;
   MlpKind mlp = MlpKind::kPlain;  // the dense MLP, or each expert's
+  // Attention details (Qwen): heads of HeadDim (else Dmodel/Head), biases
+  // on the Q, K and V projections (Qwen2), an RMSNorm over each head of Q
+  // and K (Qwen3).
+  bool own_head_dim = false;
+  bool qkv_bias = false;
+  bool qk_norm = false;
+  // MoE blocks: experts of DffExpert (else Dff) wide; SharedExperts experts
+  // that every token passes through besides its routed ones.
+  bool own_expert_width = false;
+  bool shared_experts = false;
   bool operator==(const BlockSpec&) const = default;
 };
 
@@ -38,6 +50,10 @@ struct DecoderSpec {
   bool any(BlockKind k) const {
     return std::any_of(blocks.begin(), blocks.end(),
                        [&](const BlockSpec& b) { return b.kind == k; });
+  }
+  // Whether any block has the property `p` (e.g. &BlockSpec::qk_norm).
+  bool any(bool BlockSpec::*p) const {
+    return std::any_of(blocks.begin(), blocks.end(), [&](const BlockSpec& b) { return b.*p; });
   }
   bool any(AttentionKind a) const {
     return std::any_of(blocks.begin(), blocks.end(),

@@ -13,9 +13,10 @@ graph::Graph moe_block(const BlockSpec& spec, const BlockContext& c) {
   if (megatron.experts_carved_from_dp) megatron.expert_data_symbol = "edp";
   // The experts' layouts need sequence-sharded activations (--tpsp 1).
   const Layout l(true);
-  return frame_block(l, attention(l, spec.attention, megatron),
-                     moe_ffn(c.experts_per_rank, megatron.experts_carved_from_dp),
-                     {"", "moe.x", "moe.y", "moe.dy", "moe.dx"}, megatron);
+  const MoePorts ports = moe_ports(spec);
+  return frame_block(l, attention(l, spec, megatron),
+                     moe_ffn(spec, c.experts_per_rank, megatron.experts_carved_from_dp),
+                     {"", "moe.x", ports.y, "moe.dy", ports.dx}, megatron);
 }
 
 }  // namespace stg::models

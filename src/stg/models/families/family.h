@@ -29,6 +29,9 @@ struct Family {
   // HF configs leave the others unset, so that no "has no effect" note is
   // printed).
   bool reads_kvhead = false, reads_experts = false;
+  // Whether its embeddings are tied is the model's (Options::
+  // model_tied_embeddings from a preset or a config), not the family's.
+  bool reads_tied_embeddings = false;
   // Hugging Face: the model classes ("architectures"[0] of a config.json)
   // that are this family, and how their fields are read.
   std::vector<std::string> hf_architectures;
@@ -42,5 +45,9 @@ const Family& transformer_family();
 const Family& gpt_family();
 const Family& llama_family();
 const Family& moe_family();
+const Family& qwen2_family();
+const Family& qwen3_family();
+const Family& qwen3_moe_family();
+const Family& deepseek_family();
 
 }  // namespace stg::models

@@ -1,15 +1,16 @@
 // Mixture of experts (Mixtral): grouped-query attention and a router with
 // Experts experts, KExperts chosen per token, in every block.
+#include "stg/models/families/expert_layout.h"
 #include "stg/models/families/family.h"
 
 namespace stg::models {
 namespace {
 
-DecoderSpec decoder(const Options&, int num_blocks) {
-  DecoderSpec d;
-  // The later reference's experts are two-matrix MLPs.
-  d.blocks.assign(num_blocks, {BlockKind::kMoe, AttentionKind::kGqa, MlpKind::kPlain});
-  return d;
+DecoderSpec decoder(const Options& o, int num_blocks) {
+  // The later reference's experts are two-matrix MLPs; --dense_blocks,
+  // --dff_expert and --shared_experts as the flags say (none by default).
+  return expert_layout(o, num_blocks, {BlockKind::kDense, AttentionKind::kGqa, MlpKind::kGated},
+                       {BlockKind::kMoe, AttentionKind::kGqa, MlpKind::kPlain});
 }
 
 HfDims read_hf(const HfConfig& cfg) {

@@ -8,10 +8,8 @@ namespace stg::models {
 
 const std::vector<const Family*>& families() {
   static const std::vector<const Family*> all = {
-      &transformer_family(),
-      &gpt_family(),
-      &llama_family(),
-      &moe_family(),
+      &transformer_family(), &gpt_family(),   &llama_family(),     &moe_family(),
+      &qwen2_family(),       &qwen3_family(), &qwen3_moe_family(), &deepseek_family(),
   };
   return all;
 }

@@ -3,9 +3,9 @@
 #include <string>
 
 #include "stg/models/parts/dims.h"
+#include "stg/models/parts/mla.h"
 
 namespace stg::models {
-namespace {
 
 using graph::Graph;
 
@@ -18,74 +18,99 @@ using graph::Graph;
 // Megatron-LM count, no causal-mask saving): forward Q.K^T and P.V, 2 x 2
 // FLOPs per (query, key, head dim) triple; backward twice that: dP = dO.V^T
 // and dQ = dS.K for dq, dV = P^T.dO for dv, dK = dS^T.Q for dk. Each rank
-// holds Seq/cp queries against all Seq keys.
-Graph attention_kernel(bool gqa, const MegatronParts& megatron) {
+// holds Seq/cp queries against all Seq keys. Q.K^T and dQ, dK run over the
+// query/key width, P.V, dP and dV over the value width (they differ in
+// multi-head latent attention).
+Graph attention_kernel(const KernelDims& k, const MegatronParts& megatron) {
   using namespace typed;
   const Dims& d = dims();
-  const graph::Shape heads = {d.batch_dp, d.seq_cp, d.head_dim, d.heads_tp};
-  const expr::Expr& kv_heads = gqa ? d.kv_heads_tp : d.heads_tp;
-  const graph::Shape kv = {d.batch_dp, d.seq_cp, d.head_dim, kv_heads};
-  const graph::Shape kv_full = {d.batch_dp, d.seq, d.head_dim, kv_heads};
-  const graph::Shape grad_full = {d.batch_dp, d.seq, d.head_dim, d.heads_tp};
+  const graph::Shape q = {d.batch_dp, d.seq_cp, k.qk_dim, d.heads_tp};
+  const graph::Shape out = {d.batch_dp, d.seq_cp, k.v_dim, d.heads_tp};
+  const graph::Shape kk = {d.batch_dp, d.seq_cp, k.qk_dim, k.kv_heads_tp};
+  const graph::Shape vv = {d.batch_dp, d.seq_cp, k.v_dim, k.kv_heads_tp};
+  const graph::Shape k_full = {d.batch_dp, d.seq, k.qk_dim, k.kv_heads_tp};
+  const graph::Shape v_full = {d.batch_dp, d.seq, k.v_dim, k.kv_heads_tp};
+  const graph::Shape dk_full = {d.batch_dp, d.seq, k.qk_dim, d.heads_tp};
+  const graph::Shape dv_full = {d.batch_dp, d.seq, k.v_dim, d.heads_tp};
   const graph::Shape per_cp = {c(1) / d.cp};
   // Operations per (query, head dim) pair: the reference's count.
-  const expr::Expr pairs = d.batch_dp * d.seq_cp * d.head_dim * d.heads_tp;
+  const expr::Expr pairs = d.batch_dp * d.seq_cp * k.qk_dim * d.heads_tp;
   const expr::Expr fwd_ops = pairs * c(3), bwd_ops = pairs * c(6);
   // FLOPs of one matrix product over the (query, key, head dim) triples.
   // With the causal saving only the lower triangle of scores is computed.
-  const expr::Expr one_matmul = pairs * d.seq * c(megatron.causal_saving ? 1 : 2);
-  const expr::Expr two_matmuls = one_matmul * c(2);
+  const expr::Expr per_triple =
+      d.batch_dp * d.seq_cp * d.heads_tp * d.seq * c(megatron.causal_saving ? 1 : 2);
+  const expr::Expr qk_matmul = per_triple * k.qk_dim, v_matmul = per_triple * k.v_dim;
   Graph g;
-  input(g, "q", heads);
-  input(g, "k", kv);
-  input(g, "v", kv);
-  identity(g, "k1", "k", kv_full);  // K and V over the whole sequence
-  identity(g, "v1", "v", kv_full);
-  const int qkv = custom(g, "qkv", "q", fwd_ops, heads, heads);
-  flops(g, two_matmuls);
+  input(g, "q", q);
+  input(g, "k", kk);
+  input(g, "v", vv);
+  identity(g, "k1", "k", k_full);  // K and V over the whole sequence
+  identity(g, "v1", "v", v_full);
+  const int qkv = custom(g, "qkv", "q", fwd_ops, q, out);
+  flops(g, qk_matmul + v_matmul);
   g.mutable_tensor(qkv).extra_deps = {g.at("k1"), g.at("v1")};
   g.mutable_tensor(qkv).selective_recompute = megatron.selective_recompute_core;
   const int b = static_cast<int>(g.size());
-  input(g, "dqkv", heads, "qkv");
-  custom(g, "dq", "dqkv", bwd_ops, heads, heads);
-  flops(g, two_matmuls);
+  input(g, "dqkv", out, "qkv");
+  custom(g, "dq", "dqkv", bwd_ops, out, q);
+  flops(g, v_matmul + qk_matmul);
   g.grad_of("q");
   // With grouped-query attention: gradients for all query heads, then
   // summed down to the KV heads.
-  const std::string k = gqa ? "dk1" : "dk", v = gqa ? "dv1" : "dv";
-  custom(g, k, "dqkv", bwd_ops, heads, grad_full, per_cp);
-  flops(g, one_matmul);
-  custom(g, v, "dqkv", bwd_ops, heads, grad_full, per_cp);
-  flops(g, one_matmul);
-  if (gqa) {
-    slice(g, "dk", "dk1", 3, d.kv_heads_tp, heads);
+  const std::string dk = k.grouped ? "dk1" : "dk", dv = k.grouped ? "dv1" : "dv";
+  custom(g, dk, "dqkv", bwd_ops, out, dk_full, per_cp);
+  flops(g, qk_matmul);
+  custom(g, dv, "dqkv", bwd_ops, out, dv_full, per_cp);
+  flops(g, v_matmul);
+  if (k.grouped) {
+    slice(g, "dk", "dk1", 3, k.kv_heads_tp, q);
     g.grad_of("k");
-    slice(g, "dv", "dv1", 3, d.kv_heads_tp, heads);
+    slice(g, "dv", "dv1", 3, k.kv_heads_tp, out);
     g.grad_of("v");
   }
   g.mark_backward_from(b);
   return g;
 }
 
-// Projections around the kernel: fused QKV, output projection.
-Graph attention_projections(const Layout& l, bool gqa) {
+namespace {
+
+// An RMSNorm over each head (Qwen3's q_norm and k_norm): the reference's
+// norms hold no weights, nor does this one.
+constexpr int kRmsNormOps = 4;
+
+// Projections around the kernel: fused QKV (with its bias), output
+// projection; Q and K normed per head (`qk_norm`: q_normed, k_normed feed
+// the kernel, whose gradients arrive as dq_normed, dk_normed).
+Graph attention_projections(const Layout& l, const BlockSpec& spec) {
   using namespace typed;
   const Dims& d = dims();
+  const bool gqa = spec.attention == AttentionKind::kGqa;
+  const expr::Expr& hd = spec.own_head_dim ? d.own_head_dim : d.head_dim;
   const expr::Expr qkv_heads = gqa ? (d.heads + c(2) * d.kv_heads) / d.tp : c(3) * d.heads_tp;
   const expr::Expr& kv_heads = gqa ? d.kv_heads_tp : d.heads_tp;
-  const graph::Shape heads = {d.batch_dp, d.seq_cp, d.head_dim, d.heads_tp};
-  const graph::Shape wqkv = {d.hidden, d.head_dim, qkv_heads};
-  const graph::Shape qkv = {d.batch_dp, d.seq_cp, d.head_dim, qkv_heads};
-  const graph::Shape kv = {d.batch_dp, d.seq_cp, d.head_dim, kv_heads};
-  const graph::Shape kv2 = {d.batch_dp, d.seq_cp, d.head_dim, c(2) * kv_heads};
-  const graph::Shape wo = {d.head_dim, d.heads_tp, d.hidden};
+  const graph::Shape heads = {d.batch_dp, d.seq_cp, hd, d.heads_tp};
+  const graph::Shape wqkv = {d.hidden, hd, qkv_heads};
+  const graph::Shape bqkv = {hd, qkv_heads};
+  const graph::Shape qkv = {d.batch_dp, d.seq_cp, hd, qkv_heads};
+  const graph::Shape kv = {d.batch_dp, d.seq_cp, hd, kv_heads};
+  const graph::Shape kv2 = {d.batch_dp, d.seq_cp, hd, c(2) * kv_heads};
+  const graph::Shape wo = {hd, d.heads_tp, d.hidden};
   Graph g;
   input(g, "x", l.shape);
   weight(g, "wqkv", wqkv);
+  if (spec.qkv_bias) weight(g, "bqkv", bqkv);
   einsum(g, "qkv", "x", "wqkv", "bsm,mnh->bsnh", l.full, wqkv);
-  slice(g, "q", "qkv", 3, d.heads_tp, qkv);
-  slice(g, "k", "qkv", 3, kv_heads, qkv);
-  slice(g, "v", "qkv", 3, kv_heads, qkv);
+  // The bias: one addition per element of Q, K and V.
+  if (spec.qkv_bias) einsum(g, "qkv_biased", "qkv", "bqkv", "bsnh,nh->bsnh", qkv, bqkv);
+  const std::string projected = spec.qkv_bias ? "qkv_biased" : "qkv";
+  slice(g, "q", projected, 3, d.heads_tp, qkv);
+  slice(g, "k", projected, 3, kv_heads, qkv);
+  slice(g, "v", projected, 3, kv_heads, qkv);
+  if (spec.qk_norm) {
+    elementwise(g, "q_normed", "q", kRmsNormOps, heads);
+    elementwise(g, "k_normed", "k", kRmsNormOps, kv);
+  }
   input(g, "attn", heads);
   weight(g, "wo", wo);
   einsum(g, "o1", "attn", "wo", "bsmh,mhn->bsn", heads, wo);
@@ -96,11 +121,25 @@ Graph attention_projections(const Layout& l, bool gqa) {
   einsum(g, "dattn", "do1", "wo", "bsn,mhn->bsmh", l.full, wo);
   einsum(g, "dwo", "do1", "attn", "bsn,bsmh->mhn", l.full, heads, "wo");
   input(g, "dv", kv, "v");
-  input(g, "dk", kv, "k");
-  input(g, "dq", heads, "q");
+  if (spec.qk_norm) {
+    input(g, "dk_normed", kv, "k_normed");
+    elementwise(g, "dk", "dk_normed", kRmsNormOps, kv, "k");
+    input(g, "dq_normed", heads, "q_normed");
+    elementwise(g, "dq", "dq_normed", kRmsNormOps, heads, "q");
+  } else {
+    input(g, "dk", kv, "k");
+    input(g, "dq", heads, "q");
+  }
   slice(g, "dkv", "dv", 3, c(2) * kv_heads, kv, "dk", kv);
   slice(g, "dqkv", "dkv", 3, qkv_heads, kv2, "dq", heads);
-  g.grad_of("qkv");
+  g.grad_of(projected);
+  if (spec.qkv_bias) {
+    // The bias's gradient sums dQKV over the tokens (a partial sum over the
+    // data- and context-parallel ranks, like the weights' gradients).
+    const int i = custom(g, "dbqkv", "dqkv", expr::product(qkv), qkv, bqkv, {d.batch_dp, d.seq_cp});
+    g.grad_of("bqkv");
+    g.mutable_tensor_keep_result(i).role = graph::Role::kGradient;
+  }
   einsum(g, "dwqkv", "dqkv", "x", "bsnh,bsm->mnh", qkv, l.full, "wqkv");
   einsum(g, "dx1", "dqkv", "wqkv", "bsnh,mnh->bsm", qkv, wqkv);
   identity(g, "dx", "dx1", l.shape);
@@ -110,17 +149,31 @@ Graph attention_projections(const Layout& l, bool gqa) {
 
 }  // namespace
 
-Graph attention(const Layout& l, AttentionKind kind, const MegatronParts& megatron) {
-  const bool gqa = kind == AttentionKind::kGqa;
-  Graph g;
-  g.append(attention_projections(l, gqa), "", {}, {});
-  g.append(attention_kernel(gqa, megatron), "attn_kernel.", {}, {});
-  for (const char* t : {"q", "k", "v"}) g.link(t, std::string("attn_kernel.") + t);
-  for (const char* t : {"dq", "dk", "dv"}) g.link(std::string("attn_kernel.") + t, t);
-  g.link("attn_kernel.qkv", "attn");
+void link_kernel(Graph& g, const std::string& kernel, const std::vector<std::string>& inputs,
+                 const std::vector<std::string>& grads, const MegatronParts& megatron) {
+  const char* names[] = {"q", "k", "v"};
+  for (int i = 0; i < 3; ++i) g.link(inputs[i], kernel + names[i]);
+  for (int i = 0; i < 3; ++i) g.link(kernel + "d" + names[i], grads[i]);
+  g.link(kernel + "qkv", "attn");
   // The kernel's output as the output projection's gradient reads it.
   g.mutable_tensor(g.at("attn")).selective_recompute = megatron.selective_recompute_core;
-  g.link("dattn", "attn_kernel.dqkv");
+  g.link("dattn", kernel + "dqkv");
+}
+
+Graph attention(const Layout& l, const BlockSpec& spec, const MegatronParts& megatron) {
+  if (spec.attention == AttentionKind::kMla) return latent_attention(l, megatron);
+  const Dims& d = dims();
+  const bool gqa = spec.attention == AttentionKind::kGqa;
+  const expr::Expr& hd = spec.own_head_dim ? d.own_head_dim : d.head_dim;
+  Graph g;
+  g.append(attention_projections(l, spec), "", {}, {});
+  g.append(attention_kernel({hd, hd, gqa ? d.kv_heads_tp : d.heads_tp, gqa}, megatron),
+           "attn_kernel.", {}, {});
+  if (spec.qk_norm)
+    link_kernel(g, "attn_kernel.", {"q_normed", "k_normed", "v"}, {"dq_normed", "dk_normed", "dv"},
+                megatron);
+  else
+    link_kernel(g, "attn_kernel.", {"q", "k", "v"}, {"dq", "dk", "dv"}, megatron);
   return g;
 }
 

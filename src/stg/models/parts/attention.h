@@ -1,9 +1,14 @@
 // The attention parts of a block: a fused QKV projection, the attention
 // kernel (one op forward, one per gradient backward) and the output
 // projection. Multi-head attention, or grouped-query attention with KVHead
-// key/value heads (AttentionKind). A new attention kind (e.g. multi-head
-// latent attention) is a new value of AttentionKind and its builder here.
+// key/value heads (AttentionKind); heads of Dmodel/Head, or of HeadDim
+// (BlockSpec::own_head_dim); Qwen2's biases on Q, K and V and Qwen3's
+// RMSNorm over each head of Q and K. Multi-head latent attention has its
+// own projections (models/parts/mla.h) around the same kernel.
 #pragma once
+
+#include <string>
+#include <vector>
 
 #include "stg/graph/graph.h"
 #include "stg/models/blocks/block_spec.h"
@@ -12,8 +17,24 @@
 
 namespace stg::models {
 
+// The attention kernel's dimensions: per-head widths of the queries and
+// keys and of the values, and the key/value heads on a tp rank.
+struct KernelDims {
+  expr::Expr qk_dim, v_dim, kv_heads_tp;
+  bool grouped = false;  // fewer key/value heads than query heads
+};
+
+// Tensors: q, k, v (in), qkv (out), their gradients dqkv (in), dq, dk, dv.
+graph::Graph attention_kernel(const KernelDims& k, const MegatronParts& megatron);
+
 // Tensors: input x and output o in the activation layout, their gradients
-// do and dx; weights wqkv and wo.
-graph::Graph attention(const Layout& l, AttentionKind kind, const MegatronParts& megatron = {});
+// do and dx; weights wqkv (and bqkv) and wo.
+graph::Graph attention(const Layout& l, const BlockSpec& spec, const MegatronParts& megatron = {});
+
+// Links the kernel (appended under `kernel`) to projections that feed it
+// q, k, v (`inputs`) and read its output as "attn" and its gradients into
+// `grads` (dq, dk, dv), and the output's gradient "dattn".
+void link_kernel(graph::Graph& g, const std::string& kernel, const std::vector<std::string>& inputs,
+                 const std::vector<std::string>& grads, const MegatronParts& megatron);
 
 }  // namespace stg::models

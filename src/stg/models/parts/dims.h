@@ -19,6 +19,15 @@ struct Dims {
   E batch = sym("Batch"), seq = sym("Seq"), hidden = sym("Dmodel"), ffn = sym("Dff");
   E heads = sym("Head"), kv_heads = sym("KVHead"), vocab = sym("Dvocal");
   E experts = sym("Experts"), k_experts = sym("KExperts");
+  // The 2025-26 families' own widths (docs/models_2025.md): a head
+  // dimension of its own, the experts' FFN, the shared experts' count.
+  E own_head_dim = sym("HeadDim"), ffn_expert = sym("DffExpert");
+  E shared_experts = sym("SharedExperts");
+  // Multi-head latent attention: the query and key-value compression
+  // ranks, the per-head dims of the queries and keys without and with
+  // rotary embedding, and of the values.
+  E q_lora_rank = sym("QLoraRank"), kv_lora_rank = sym("KvLoraRank");
+  E qk_nope_dim = sym("QkNopeDim"), qk_rope_dim = sym("QkRopeDim"), v_head_dim = sym("VHeadDim");
   E dp = sym("dp"), tp = sym("tp"), cp = sym("cp"), ep = sym("ep");
   // Sharded forms: per data-parallel rank, per context (and tensor)
   // parallel rank, per tensor-parallel rank.

@@ -37,12 +37,12 @@ Graph expert_wrapper(const E& batch, const E& all, const E& one) {
   return g;
 }
 
-// One expert: the wrapper around a two-matrix MLP over its share of tokens
+// One expert: the wrapper around an MLP of `kind` over its share of tokens
 // (`renames`: the MLP's symbols as the expert sees them).
-Graph expert(const Graph& wrapper, const std::map<std::string, E>& renames) {
+Graph expert(const Graph& wrapper, MlpKind kind, const std::map<std::string, E>& renames) {
   Graph g;
   g.append(wrapper, "ldis.", {}, {});
-  g.append(mlp(Layout(true), MlpKind::kPlain), "ffn.", renames, {});
+  g.append(mlp(Layout(true), kind), "ffn.", renames, {});
   g.link("ldis.x_expert", "ffn.x0");
   g.link("ffn.xdown", "ldis.y_expert");
   g.link("ldis.dy_expert", "ffn.dxdown");
@@ -50,12 +50,18 @@ Graph expert(const Graph& wrapper, const std::map<std::string, E>& renames) {
   return g;
 }
 
+// The experts' MLP symbols: their width of their own, or Dff.
+std::map<std::string, E> expert_renames(const BlockSpec& spec, std::map<std::string, E> renames) {
+  if (spec.own_expert_width) renames.emplace("Dff", dims().ffn_expert);
+  return renames;
+}
+
 // The later reference's expert: tokens split over cp, tp and ep.
-Graph reference_expert() {
+Graph reference_expert(const BlockSpec& spec) {
   const Dims& d = dims();
   const E all = d.seq * d.k_experts / (d.cp * d.tp * d.ep);
-  return expert(expert_wrapper(d.batch_dp, all, all / d.experts),
-                {{"Seq", d.seq * d.k_experts / (d.experts * d.ep)}});
+  return expert(expert_wrapper(d.batch_dp, all, all / d.experts), spec.mlp,
+                expert_renames(spec, {{"Seq", d.seq * d.k_experts / (d.experts * d.ep)}}));
 }
 
 // Router, dispatch (x -> xrouted) and combine (yrouted -> y).
@@ -149,11 +155,27 @@ Graph megatron_moe_frame() {
   return g;
 }
 
-Graph megatron_expert() {
+Graph megatron_expert(const BlockSpec& spec) {
   const MegatronShapes s;
   const E all = s.picked_seq / s.d.ep;
-  return expert(expert_wrapper(s.d.batch / s.edp, all, s.picked_seq / s.d.experts),
-                {{"Seq", s.d.seq * s.d.k_experts / s.d.experts}, {"dp", s.edp}});
+  return expert(
+      expert_wrapper(s.d.batch / s.edp, all, s.picked_seq / s.d.experts), spec.mlp,
+      expert_renames(spec, {{"Seq", s.d.seq * s.d.k_experts / s.d.experts}, {"dp", s.edp}}));
+}
+
+// The shared experts, as one gated MLP of SharedExperts x the expert width
+// on every token of the rank, beside the routed experts: its output and
+// input gradient are added to theirs.
+void append_shared_experts(Graph& g, const BlockSpec& spec) {
+  const Dims& d = dims();
+  const E width = d.shared_experts * (spec.own_expert_width ? d.ffn_expert : d.ffn);
+  const Layout l(true);
+  g.append(mlp(l, MlpKind::kGated), "moe.shared.", {{"Dff", width}}, {});
+  g.link("moe.x", "moe.shared.x0");
+  g.link("moe.dy", "moe.shared.dxdown");
+  add_op(g, "moe.y_with_shared", "moe.y", "moe.shared.xdown", l.shape);
+  const int b = add_op(g, "moe.dx_with_shared", "moe.dx", "moe.shared.dx0", l.shape);
+  g.mark_backward_from(b);
 }
 
 // Sums the experts' outputs pairwise; only the last addition is counted as
@@ -179,10 +201,15 @@ std::string reduce_chain(Graph& g, const std::vector<std::string>& inputs,
 
 }  // namespace
 
-Graph moe_ffn(int experts_per_rank, bool megatron) {
+MoePorts moe_ports(const BlockSpec& spec) {
+  if (spec.shared_experts) return {"moe.y_with_shared", "moe.dx_with_shared"};
+  return {"moe.y", "moe.dx"};
+}
+
+Graph moe_ffn(const BlockSpec& spec, int experts_per_rank, bool megatron) {
   Graph g;
   g.append(megatron ? megatron_moe_frame() : moe_frame(), "moe.", {}, {});
-  const Graph one = megatron ? megatron_expert() : reference_expert();
+  const Graph one = megatron ? megatron_expert(spec) : reference_expert(spec);
   for (int i = 0; i < experts_per_rank; ++i)
     g.append(one, "moe." + std::to_string(i) + ".", {}, {});
   std::vector<std::string> dx, y;
@@ -195,6 +222,7 @@ Graph moe_ffn(int experts_per_rank, bool megatron) {
   }
   g.link(reduce_chain(g, dx, "moe.dxrouted_r", true), "moe.dxrouted");
   g.link(reduce_chain(g, y, "moe.yrouted_r", false), "moe.yrouted");
+  if (spec.shared_experts) append_shared_experts(g, spec);
   return g;
 }
 

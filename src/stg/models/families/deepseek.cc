@@ -1,0 +1,98 @@
+// DeepSeek-V3 (DeepseekV3ForCausalLM; DeepSeek-V3 technical report, 2024):
+// multi-head latent attention in every block (models/parts/mla.h); the
+// first --dense_blocks blocks with a dense gated MLP, the rest a router over
+// fine-grained gated experts of --dff_expert, --kexperts chosen per token,
+// plus --shared_experts experts that every token passes through; untied
+// embeddings.
+#include <string>
+
+#include "stg/models/families/expert_layout.h"
+#include "stg/models/families/family.h"
+
+namespace stg::models {
+namespace {
+
+DecoderSpec decoder(const Options& o, int num_blocks) {
+  DecoderSpec d =
+      expert_layout(o, num_blocks, {BlockKind::kDense, AttentionKind::kMla, MlpKind::kGated},
+                    {BlockKind::kMoe, AttentionKind::kMla, MlpKind::kGated});
+  d.tied_embeddings = o.model_tied_embeddings.value_or(false);
+  return d;
+}
+
+HfDims read_hf(const HfConfig& cfg) {
+  HfDims d = read_decoder_dims(cfg, /*gpt_names=*/false);
+  d.experts = cfg.required_size({"n_routed_experts"});
+  d.experts_per_token = cfg.required_size({"num_experts_per_tok"});
+  d.dff_expert = cfg.required_size({"moe_intermediate_size"});
+  d.shared_experts = cfg.optional_size({"n_shared_experts"});
+  d.dense_blocks = cfg.optional_size({"first_k_dense_replace"});
+  if (cfg.optional_size({"moe_layer_freq"}).value_or(1) != 1)
+    cfg.fail(
+        "field 'moe_layer_freq' is not 1: stg models MoE in every block after the first "
+        "--dense_blocks, not in every n-th block");
+  // DeepSeek-V2-Lite's q_lora_rank null (queries not compressed) is not modelled.
+  std::string found;
+  if (!cfg.lookup({"q_lora_rank"}, found))
+    cfg.fail(
+        "field 'q_lora_rank' is missing or null: stg models multi-head latent attention with "
+        "compressed queries only");
+  d.q_lora_rank = cfg.required_size({"q_lora_rank"});
+  d.kv_lora_rank = cfg.required_size({"kv_lora_rank"});
+  d.qk_nope_dim = cfg.required_size({"qk_nope_head_dim"});
+  d.qk_rope_dim = cfg.required_size({"qk_rope_head_dim"});
+  d.v_head_dim = cfg.required_size({"v_head_dim"});
+  if (const auto mtp = cfg.optional_size({"num_nextn_predict_layers"}))
+    d.notes.push_back("num_nextn_predict_layers is " + std::to_string(*mtp) +
+                      ": stg does not model the multi-token prediction modules (their "
+                      "parameters and work are left out)");
+  d.tied_embeddings = read_tied_embeddings(cfg, false);
+  return d;
+}
+
+}  // namespace
+
+const Family& deepseek_family() {
+  static const Family f = [] {
+    Family f;
+    f.name = "deepseek";
+    f.summary = "multi-head latent attention, shared and fine-grained experts (DeepSeek-V3)";
+    f.workload = decoder_workload;
+    f.decoder = decoder;
+    f.reads_experts = true;
+    f.reads_tied_embeddings = true;
+    f.hf_architectures = {"DeepseekV3ForCausalLM"};
+    f.read_hf = read_hf;
+    // DeepSeek-V3 technical report (2024) §2, §4.2 and deepseek-ai/DeepSeek-V3
+    // config.json: 61 blocks, the first 3 dense (FFN 18432), then 256 routed
+    // experts of 2048 (8 per token) and 1 shared; 128 heads of MLA with
+    // q_lora_rank 1536, kv_lora_rank 512, nope 128 + rope 64, v 128; seq is
+    // the 4K pre-training context. kvhead is not used by MLA (128 = heads).
+    Preset p{
+        "deepseek-v3",
+        "deepseek",
+        "DeepSeek-V3 671B-A37B: MLA, 3 dense blocks, experts of 2048 + 1 shared (DeepSeek-AI 2024)",
+        7168,
+        18432,
+        128,
+        128,
+        61,
+        129280,
+        256,
+        8,
+        4096};
+    p.dff_expert = 2048;
+    p.shared_experts = 1;
+    p.dense_blocks = 3;
+    p.q_lora_rank = 1536;
+    p.kv_lora_rank = 512;
+    p.qk_nope_dim = 128;
+    p.qk_rope_dim = 64;
+    p.v_head_dim = 128;
+    f.presets = {p};
+    return f;
+  }();
+  return f;
+}
+
+}  // namespace stg::models

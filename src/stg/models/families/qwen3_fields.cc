@@ -1,0 +1,28 @@
+#include "stg/models/families/qwen3_fields.h"
+
+namespace stg::models {
+
+BlockSpec qwen3_block(BlockKind kind) {
+  BlockSpec b{kind, AttentionKind::kGqa, MlpKind::kGated};
+  b.own_head_dim = true;
+  b.qk_norm = true;
+  return b;
+}
+
+HfDims read_qwen3_dims(const HfConfig& cfg) {
+  HfDims d = read_decoder_dims(cfg, /*gpt_names=*/false);
+  d.kv_heads = cfg.optional_size({"num_key_value_heads"}).value_or(d.heads);
+  // Absent: the Qwen3 configuration class's default, 128.
+  d.head_dim = cfg.optional_size({"head_dim"}).value_or(128);
+  d.tied_embeddings = read_tied_embeddings(cfg, false);
+  if (optional_bool(cfg, "attention_bias", false))
+    d.notes.push_back(
+        "attention_bias is true: stg models the Q, K, V and output projections without biases");
+  if (optional_bool(cfg, "use_sliding_window", false))
+    d.notes.push_back(
+        "use_sliding_window is true: stg models full attention over the sequence in every "
+        "block");
+  return d;
+}
+
+}  // namespace stg::models

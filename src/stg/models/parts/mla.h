@@ -1,0 +1,25 @@
+// Multi-head latent attention (DeepSeek-V2/V3; DeepSeek-V3 technical report
+// §2.1.1): the input is compressed to a query latent of QLoraRank and a
+// key-value latent of KvLoraRank (each RMS-normed), plus one rotary key of
+// QkRopeDim shared by all heads; the latents are expanded per head to
+// queries of QkNopeDim + QkRopeDim, keys of QkNopeDim (joined by the shared
+// rotary key) and values of VHeadDim. Weights, as published:
+//   wq_a [Dmodel, QLoraRank], wq_b [QLoraRank, QkNope+QkRope, Head],
+//   wkv_a [Dmodel, KvLoraRank + QkRope], wkv_b [KvLoraRank, QkNope+VHead, Head],
+//   wo [VHead, Head, Dmodel].
+// Tensor parallelism splits the heads (wq_b, wkv_b, wo); the down
+// projections are whole on every tp rank, and the latents' gradients are
+// summed over tp before they reach them.
+#pragma once
+
+#include "stg/graph/graph.h"
+#include "stg/models/parts/layout.h"
+#include "stg/models/parts/megatron_parts.h"
+
+namespace stg::models {
+
+// Tensors: input x and output o in the activation layout, their gradients
+// do and dx; the weights above; the kernel under attn_kernel.
+graph::Graph latent_attention(const Layout& l, const MegatronParts& megatron);
+
+}  // namespace stg::models
