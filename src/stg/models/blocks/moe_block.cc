@@ -13,7 +13,7 @@ graph::Graph moe_block(const BlockSpec& spec, const BlockContext& c) {
   if (megatron.experts_carved_from_dp) megatron.expert_data_symbol = "edp";
   // The experts' layouts need sequence-sharded activations (--tpsp 1).
   const Layout l(true);
-  return frame_block(l, attention(l, spec.attention, megatron),
+  return frame_block(l, attention(l, spec.attention, megatron, c.cp),
                      moe_ffn(c.experts_per_rank, megatron.experts_carved_from_dp),
                      {"", "moe.x", "moe.y", "moe.dy", "moe.dx"}, megatron);
 }

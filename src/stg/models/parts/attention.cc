@@ -108,13 +108,23 @@ Graph attention_projections(const Layout& l, bool gqa) {
   return g;
 }
 
+// The kernel for the run's --cp_algo; with one cp rank there is nothing to
+// cross, and every algorithm is the all-gather kernel.
+Graph kernel(bool gqa, const MegatronParts& megatron, const ContextParallel& cp) {
+  if (cp.degree > 1 && cp.algo == CpAlgo::kRing)
+    return ring_attention_kernel(gqa, megatron, cp.degree);
+  if (cp.degree > 1 && cp.algo == CpAlgo::kUlysses) return ulysses_attention_kernel(gqa, megatron);
+  return attention_kernel(gqa, megatron);
+}
+
 }  // namespace
 
-Graph attention(const Layout& l, AttentionKind kind, const MegatronParts& megatron) {
+Graph attention(const Layout& l, AttentionKind kind, const MegatronParts& megatron,
+                const ContextParallel& cp) {
   const bool gqa = kind == AttentionKind::kGqa;
   Graph g;
   g.append(attention_projections(l, gqa), "", {}, {});
-  g.append(attention_kernel(gqa, megatron), "attn_kernel.", {}, {});
+  g.append(kernel(gqa, megatron, cp), "attn_kernel.", {}, {});
   for (const char* t : {"q", "k", "v"}) g.link(t, std::string("attn_kernel.") + t);
   for (const char* t : {"dq", "dk", "dv"}) g.link(std::string("attn_kernel.") + t, t);
   g.link("attn_kernel.qkv", "attn");
