@@ -108,7 +108,7 @@ struct RankSums {
   std::map<int64_t, int64_t> sizes_sent;  // message size -> count
 };
 
-struct Run {
+struct Traces {
   std::vector<RankSums> ranks;
   std::multiset<std::tuple<int64_t, int64_t, int64_t>> sends, recvs;  // (src, dst, tag)
   int64_t total_flops() const {
@@ -118,10 +118,10 @@ struct Run {
   }
 };
 
-Run generate_and_read(const Config& c) {
+Traces generate_and_read(const Config& c) {
   stg_test::TempDir tmp({.prefix = "stg_cp", .tag = c.name, .keep_on_failure = true});
   const std::string dir = (tmp.path() / "out").string();
-  Run run;
+  Traces run;
   try {
     generate(options_of(c, dir));
   } catch (const std::exception& e) {
@@ -194,7 +194,7 @@ TEST(ContextParallel, RingPassesKvChunksRoundTheRing) {
         c.m = m;
         c.dp = 2;
         c.B = 8;
-        const Run run = generate_and_read(c);
+        const Traces run = generate_and_read(c);
         ASSERT_EQ(static_cast<int64_t>(run.ranks.size()), c.ranks());
         // Forward 2(cp-1) K/V hops; backward 2(cp-1) K/V hops and 2(cp-1)
         // dK/dV accumulator hops; per block, per micro-batch.
@@ -226,7 +226,7 @@ TEST(ContextParallel, UlyssesDoesFourAllToAllsEachWay) {
       c.tp = tp;
       c.g = 8;  // g/tp divisible by cp
       c.m = 2;
-      const Run run = generate_and_read(c);
+      const Traces run = generate_and_read(c);
       ASSERT_EQ(static_cast<int64_t>(run.ranks.size()), c.ranks());
       for (int64_t r = 0; r < c.ranks(); ++r) {
         const auto& colls = run.ranks[r].cp_colls;
@@ -249,7 +249,7 @@ TEST(ContextParallel, AllGatherIsAsBefore) {
   c.algo = CpAlgo::kAllGather;
   c.cp = 4;
   c.m = 2;
-  const Run run = generate_and_read(c);
+  const Traces run = generate_and_read(c);
   ASSERT_EQ(static_cast<int64_t>(run.ranks.size()), c.ranks());
   for (const RankSums& x : run.ranks) {
     ASSERT_TRUE(x.cp_colls.count(kAllGather));
@@ -304,7 +304,7 @@ TEST(ContextParallel, RingComposesWithTpPpAndMegatron) {
   c.pp = 2;
   c.cp = 2;
   c.m = 2;
-  const Run run = generate_and_read(c);
+  const Traces run = generate_and_read(c);
   ASSERT_EQ(static_cast<int64_t>(run.ranks.size()), c.ranks());
   const int64_t messages = (c.l / c.pp) * c.m * 6 * (c.cp - 1);
   for (const RankSums& x : run.ranks) {
