@@ -81,6 +81,8 @@ struct Config {
   int dense_blocks = 0;
   bool pp_balance_cost = false;
   bool sim = false;
+  std::string cp_algo = "allgather";  // --cp_algo (gpt, llama, moe)
+  bool causal = false;                // --causal_saving 1 (megatron)
 
   // Dimensions, derived from the above by finalize().
   int64_t batch = 0, micro = 0, seq = 0, dmodel = 0, dff = 0, head = 0, kvhead = 0, dvocal = 0,
@@ -117,6 +119,7 @@ void Config::finalize() {
   }
   const int64_t t = tp_eff();
   head = t >= 4 ? t : t * ((4 + t - 1) / t);  // 4..8 heads, a multiple of tp
+  if (cp_algo == "ulysses") head = 2 * t * sp;  // cp divides the (KV) heads per tp rank
   kvhead = head / 2 >= 1 && (head / 2) % t == 0 && head % (head / 2) == 0 ? head / 2 : t;
   const int64_t head_dim = lcm(16, dp * sp * ep);
   dmodel = head * head_dim;
@@ -194,6 +197,8 @@ std::vector<std::string> Config::args() const {
   if (recompute) add("--activation_recompute", "1");
   if (mixed_precision) add("--mixed_precision", "1");
   if (megatron) add("--framework", "megatron");
+  if (cp_algo != "allgather") add("--cp_algo", cp_algo);
+  if (causal) add("--causal_saving", "1");
   if (schedule != "none") add("--pipeline_schedule", schedule);
   if (vstages != 1) add("--virtual_stages", num(vstages));
   if (units != "stg") add("--units", units);
@@ -262,6 +267,8 @@ Options Config::options(const std::string& dir) const {
   o.pipeline_schedule = parse_schedule(schedule);
   o.virtual_stages = vstages;
   if (megatron) o.framework = "megatron";
+  o.cp_algo = parse_cp_algo(cp_algo);
+  if (causal) o.causal_saving = true;
   // Megatron without --units: the framework's default, as on the command line.
   if (!megatron || units != "stg") o.units = parse_units(units);
   o.dtype = parse_dtype(dtype);
@@ -296,6 +303,8 @@ std::string Config::name() const {
   if (recompute) part("recompute");
   if (mixed_precision) part("mixed");
   if (megatron) part("megatron");
+  if (cp_algo != "allgather") part(cp_algo);
+  if (causal) part("causal");
   if (schedule != "none") part(schedule);
   if (vstages != 1) part("V" + std::to_string(vstages));
   if (units != "stg") part(units + "_" + dtype);
@@ -689,6 +698,57 @@ std::vector<Config> build_matrix() {
       if (model == "gpt" && schedule == "1f1b") c.tp = 2;
       push(c);
     }
+  }
+
+  // M. Context parallelism: ring attention and Ulysses with cp 2, 4 and 8,
+  // every schedule, 2 micro-batches (docs/context_parallelism.md); Megatron's
+  // dp x cp gradient group with every algorithm.
+  struct CpCase {
+    std::string model, algo, schedule;
+    int dp, tp, cp, pp, ep;
+    bool megatron;
+    int zero;
+  };
+  const std::vector<CpCase> cp_cases = {
+      {"llama", "ring", "none", 1, 1, 2, 1, 1, false, 0},
+      {"gpt", "ring", "1f1b", 2, 1, 4, 2, 1, false, 1},
+      {"llama", "ring", "none", 1, 1, 8, 1, 1, false, 0},
+      {"moe", "ring", "gpipe", 1, 1, 2, 2, 2, true, 0},
+      {"llama", "ring", "interleaved", 2, 1, 2, 2, 1, true, 1},
+      {"gpt", "ring", "none", 1, 2, 2, 1, 1, false, 3},
+      {"llama", "ulysses", "none", 1, 1, 2, 1, 1, false, 0},
+      {"gpt", "ulysses", "1f1b", 2, 1, 4, 2, 1, true, 0},
+      {"llama", "ulysses", "none", 1, 1, 8, 1, 1, false, 2},
+      {"moe", "ulysses", "gpipe", 1, 2, 2, 2, 2, false, 0},
+      {"llama", "ulysses", "interleaved", 2, 1, 2, 2, 1, true, 2},
+      {"llama", "allgather", "1f1b", 2, 1, 2, 2, 1, true, 2},
+  };
+  for (const CpCase& k : cp_cases) {
+    Config c;
+    c.model = k.model;
+    c.cp_algo = k.algo;
+    c.schedule = k.schedule;
+    c.dp = k.dp;
+    c.tp = k.tp;
+    c.sp = k.cp;
+    c.pp = k.pp;
+    c.ep = k.ep;
+    c.megatron = k.megatron;
+    c.micro_batches = 2;
+    if (k.zero == 3)
+      c.weight_sharded = true;
+    else if (k.zero > 0)
+      c.zero = k.zero;
+    if (k.schedule == "interleaved") {
+      c.vstages = 2;
+      c.stacks = 4;
+    }
+    const int i = index++;
+    c.schema = kSchemas[i % 3];
+    c.recompute = i % 3 == 1;
+    c.causal = k.megatron && i % 2 == 0;
+    if (k.model == "gpt" && !k.megatron) c.tpsp = i % 2 == 0;
+    push(c);
   }
 
   // K. A few through the executable (compared with the in-process bytes).

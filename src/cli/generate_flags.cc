@@ -44,8 +44,17 @@ void add_parallel_flags(CLI::App& app, GenerateFlags& f) {
   for (int r = 0; r < stg::mesh::kNumAxes; ++r) {  // one flag per axis (mesh/axes.h)
     const stg::mesh::AxisSpec& a = stg::mesh::kAxes[r];
     const std::string alias = *a.alias ? std::string(",") + a.alias : "";
-    app.add_option(a.flag + alias, f.options.degree.row(r), a.help);
+    if (!*a.spelling) {
+      app.add_option(a.flag + alias, f.options.degree.row(r), a.help);
+      continue;
+    }
+    app.add_option(a.flag + alias, f.axis_flag[r], a.help);
+    app.add_option(a.spelling, f.axis_spelling[r],
+                   std::string("the same degree as ") + a.flag + " (give one of them)");
   }
+  app.add_option("--cp_algo", f.cp_algo,
+                 "allgather, ring or ulysses: how attention crosses the context-parallel axis "
+                 "(gpt, llama, moe)");
   app.add_option("--weight_sharded", f.weight_sharded, "FSDP: shard weights over dp (0/1)");
 }
 

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <array>
+#include <optional>
 #include <string>
 
 #include "stg/options.h"
@@ -19,6 +21,10 @@ struct GenerateFlags {
   std::string shard;
   std::string pp_balance;
   std::string preset, hf_config;
+  std::string cp_algo;
+  // An axis with two spellings (mesh/axes.h, AxisSpec::spelling): each
+  // spelling's value, so that two different ones are refused.
+  std::array<std::optional<int64_t>, stg::mesh::kNumAxes> axis_flag, axis_spelling;
   // What to do besides generating.
   bool quiet = false;
   bool validate = false;

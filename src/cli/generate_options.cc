@@ -46,6 +46,7 @@ void apply_words(const GenerateFlags& f, stg::Options& o) {
   if (!f.framework.empty()) o.framework = stg::frameworks::find(f.framework).name();
   if (!f.tie_embeddings.empty())
     o.tie_embeddings = parse_bool("--tie_embeddings", f.tie_embeddings);
+  if (!f.cp_algo.empty()) o.cp_algo = stg::parse_cp_algo(lowercase(f.cp_algo));
   if (!f.causal_saving.empty()) o.causal_saving = parse_bool("--causal_saving", f.causal_saving);
   if (!f.pp_balance.empty()) {
     const std::string balance = lowercase(f.pp_balance);
@@ -76,11 +77,26 @@ void apply_preset(const std::string& name, stg::Options& o) {
   stg::models::apply_preset(*p, o);
 }
 
+// An axis given by both its spellings (--sp and --cp) must agree.
+void apply_axis_spellings(const GenerateFlags& f, stg::Options& o) {
+  for (int r = 0; r < stg::mesh::kNumAxes; ++r) {
+    const stg::mesh::AxisSpec& a = stg::mesh::kAxes[r];
+    const std::optional<int64_t>&given = f.axis_flag[r], &other = f.axis_spelling[r];
+    if (given && other && *given != *other)
+      throw stg::UsageError(std::string(a.flag) + " " + std::to_string(*given) + " and " +
+                            a.spelling + " " + std::to_string(*other) +
+                            " are two spellings of one degree: give one of them");
+    if (given) o.degree.row(r) = *given;
+    if (other) o.degree.row(r) = *other;
+  }
+}
+
 }  // namespace
 
 std::vector<std::string> apply_text_flags(GenerateFlags& f) {
   stg::Options& o = f.options;
   apply_words(f, o);
+  apply_axis_spellings(f, o);
   if (!f.shard.empty())
     std::tie(o.shard_index, o.shard_count) = stg::parse_shard(
         f.shard, [](const char* name) { return static_cast<const char*>(std::getenv(name)); });

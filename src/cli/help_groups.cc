@@ -41,6 +41,7 @@ constexpr FlagHelp kFlags[] = {
     {"--validate", kOutput, "off"},
     {"--print_step_figures", kOutput, "off"},
     {"--weight_sharded", kParallelism, "0"},
+    {"--cp_algo", kParallelism, "allgather"},
     {"--model_type", kModel, "transformer"},
     {"--num_stacks", kModel, "32 / 80"},
     {"--din", kModel, "51200 / refused"},
@@ -95,7 +96,7 @@ void apply_help_groups(CLI::App& app) {
       if (f.flag == name) help = &f;
     const FlagHelp axis{name, kParallelism, "1"};  // every axis flag (mesh/axes.h)
     for (const stg::mesh::AxisSpec& a : stg::mesh::kAxes)
-      if (a.flag == name) help = &axis;
+      if (a.flag == name || a.spelling == name) help = &axis;
     if (!help) {
       opt->group("Other");
       continue;

@@ -22,6 +22,8 @@
 #include "stg/models/registry.h"
 #include "stg/passes/bind_symbols.h"
 #include "stg/passes/insert_collectives.h"
+#include "stg/passes/insert_axis_send_recv.h"
+#include "stg/report/attention_kv.h"
 #include "stg/passes/insert_send_recv.h"
 #include "stg/passes/pipeline.h"
 #include "stg/report/stage_figures.h"
@@ -121,6 +123,8 @@ passes::PassManager build_pipeline(const Options& o, const models::Workload& w, 
   w.kind->add_graph_passes(pm, o, w, flat);
   pm.emplace<passes::AssignStages>(w.model.num_blocks, o.virtual_stages, o.pp_balance_cost);
   pm.emplace<passes::InsertSendRecv>();
+  // Ring attention's K/V chunks go round the cp ring.
+  if (o.cp_algo == CpAlgo::kRing && o.degree["sp"] > 1) pm.emplace<passes::InsertAxisSendRecv>();
   w.kind->add_link_passes(pm, w);
   pm.emplace<passes::InsertCollectives>(models::sharding_rule(w),
                                         w.framework->collective_creator());
@@ -260,7 +264,28 @@ MemoryReport memory_report(const Options& o, const models::Workload& w,
                            const lower::LowerOptions& lo, const graph::Graph& g,
                            int64_t ranks_per_stage) {
   if (!o.print_gpu_vram.value_or(false)) return {};
-  return w.framework->memory_report(o, w, lo, g, ranks_per_stage);
+  MemoryReport report = w.framework->memory_report(o, w, lo, g, ranks_per_stage);
+  // A decoder split over cp: the K/V its attention kernel holds.
+  const auto& v = w.values.by_symbol;
+  if (o.degree["sp"] > 1 && !w.decoder.blocks.empty() && v.count("cp")) {
+    report::AttentionKv kv;
+    kv.algo = o.cp_algo;
+    kv.cp = v.at("cp");
+    double split = static_cast<double>(v.at("dp"));
+    // Megatron-LM carves ep out of dp: moe ranks of one ep group hold their own sequences.
+    if (w.framework->name() == "megatron" && w.decoder.any(models::BlockKind::kMoe))
+      split *= static_cast<double>(v.at("ep"));
+    kv.sequences = static_cast<double>(v.at("MicroBatch")) / split;
+    kv.seq = v.at("Seq");
+    kv.head_dim = v.at("Dmodel") / v.at("Head");
+    const bool gqa = w.decoder.any(models::AttentionKind::kGqa);
+    kv.kv_heads = (gqa ? v.at("KVHead") : v.at("Head")) / v.at("tp");
+    const bool physical = o.units.value_or(w.framework->default_units()) == Units::kPhysical;
+    kv.element_bytes = physical ? static_cast<int>(lo.bytes_per_element)
+                                : (o.mixed_precision.value_or(false) ? 2 : 4);
+    report.text += report::format_attention_kv(kv);
+  }
+  return report;
 }
 
 // What the writers share: where files go and what they add up.

@@ -45,6 +45,13 @@ lower::Schedule parse_schedule(std::string_view s) {
                  "none, gpipe, 1f1b or interleaved");
 }
 
+CpAlgo parse_cp_algo(std::string_view s) {
+  if (s == "allgather") return CpAlgo::kAllGather;
+  if (s == "ring") return CpAlgo::kRing;
+  if (s == "ulysses") return CpAlgo::kUlysses;
+  unknown_choice("--cp_algo", s, {"allgather", "ring", "ulysses"}, "allgather, ring or ulysses");
+}
+
 Units parse_units(std::string_view s) {
   if (s == "stg") return Units::kStg;
   if (s == "physical") return Units::kPhysical;

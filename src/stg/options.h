@@ -28,6 +28,11 @@ enum class DType { kFp32, kBf16, kFp16, kFp8 };
 // What the backward pass recomputes: nothing, every block's forward, or only
 // the attention core (Korthikanti et al.'s selective recomputation).
 enum class Recompute { kNone, kFull, kSelective };
+// How attention crosses the context-parallel axis (docs/context_parallelism.md):
+// K and V all-gathered over the whole sequence (the reference's), passed
+// round the cp ring in cp-1 steps (ring attention), or the sequence split
+// turned into a head split by all-to-alls (DeepSpeed-Ulysses).
+enum class CpAlgo { kAllGather, kRing, kUlysses };
 
 // Flag text -> enum; UsageError naming the flag and the valid choices.
 emit::Schema parse_schema(std::string_view text);             // --chakra_schema_version
@@ -38,6 +43,7 @@ DType parse_dtype(std::string_view text);                     // --dtype
 // 0/1/true/false/yes/no as none/full, or none, full, selective.
 Recompute parse_recompute(std::string_view text);  // --activation_recompute
 int64_t dtype_bytes(DType dtype);
+CpAlgo parse_cp_algo(std::string_view text);  // --cp_algo
 
 // --shard "i/n", or "auto": i and n from the launcher's variables (Open MPI,
 // PMI, Slurm tasks or job array), read through `getenv` (injected so that
@@ -55,6 +61,7 @@ struct Options {
   emit::TraceDetail trace_detail = emit::TraceDetail::kFull;  // full or sim
 
   mesh::Degrees degree;  // by axis (mesh/axes.h): degree["dp"]
+  CpAlgo cp_algo = CpAlgo::kAllGather;
   bool weight_sharded = false;
   std::optional<int> zero_stage;  // 0-3; 3 is --weight_sharded 1
 

@@ -99,6 +99,7 @@ class Megatron : public Framework {
     parts.tied_stages_apart = parts.tie_embeddings && o.degree.stages() > 1;
     parts.causal_saving = o.causal_saving.value_or(false);
     parts.reduce_per_step = zero_stage < 3;
+    parts.reduce_over_dp_cp = true;
     return parts;
   }
 
@@ -112,7 +113,8 @@ class Megatron : public Framework {
   // --grad_dtype (fp32 for bf16 training).
   void add_gradient_passes(passes::PassManager& pm, const Options& o,
                            const models::Workload& w) const override {
-    pm.emplace<passes::AddWeightUpdates>(w.zero_stage, /*distributed_optimizer=*/true);
+    pm.emplace<passes::AddWeightUpdates>(w.zero_stage, /*distributed_optimizer=*/true,
+                                         /*shard_over_context=*/true);
     pm.emplace<passes::SetGradientPrecision>(
         static_cast<int>(dtype_bytes(o.grad_dtype.value_or(DType::kFp32))));
   }

@@ -37,6 +37,15 @@ struct ShardingRule {
   // partitioned dim is compared with the other ones set to 1.
   std::vector<std::string> degree_symbols;
   ClaimRule claim = ClaimRule::kOneAxisPerDim;
+  // Axes whose collectives of one transition run as one on a group over
+  // all of them (mesh::AxisProduct; Megatron-LM's dp x cp gradient
+  // reduction): when each of `axes` gets a collective of one type, they
+  // become a single one on group index `group`, at the first one's place.
+  struct Fused {
+    std::vector<int> axes;  // mesh axis indices
+    int group = 0;
+  };
+  std::vector<Fused> fused;
 };
 
 struct Collective {

@@ -132,6 +132,12 @@ struct Tensor {
   // embedding's copy on the first and on the last stage): its gradient is
   // summed over the copies once per step (passes/tie_embeddings.h).
   bool tied = false;
+  // kIdentity only: x1 as the rank `shift` steps back along the mesh axis
+  // whose degree is the symbol `shift_symbol` holds it (ring attention's
+  // K/V chunk of the previous rank of the cp ring). The pass
+  // insert-axis-send-recv makes it a SEND on every rank and a RECV.
+  int shift = 0;
+  std::string shift_symbol;
   // Recomputed under selective recomputation (the attention core,
   // Korthikanti et al.); full recomputation re-runs every forward op.
   bool selective_recompute = false;

@@ -18,6 +18,9 @@ struct AxisSpec {
   const char* name;   // as the user knows it; the mesh axis's name
   const char* flag;   // the flag that sets its degree, for messages
   const char* alias;  // another name of the flag, or ""
+  // Another spelling of the same degree parsed as a flag of its own, so that
+  // two different values are refused (--cp for --sp), or "".
+  const char* spelling;
   const char* help;   // the flag's --help text
   // The symbol of its degree in the shapes of gpt, llama, moe (and module
   // sheets), and in those of the seed's transformer, which named some
@@ -38,16 +41,18 @@ struct AxisSpec {
 
 // In --help order.
 inline constexpr AxisSpec kAxes[] = {
-    {"dp", "--dp", "", "data-parallel degree", "dp", "dp", AxisKind::kData, 0, "dp", false, true},
-    // --mp is the reference's older name for tp.
-    {"tp", "--tp", "--mp", "tensor-parallel degree (alias --mp)", "tp", "tp", AxisKind::kTensor, 1,
-     "tp", false, false},
-    {"sp", "--sp", "", "sequence-parallel degree", "cp", "sp", AxisKind::kSequence, 2, "cp", false,
-     false},
-    {"pp", "--pp", "", "pipeline-parallel degree (stages)", "pp", "pp", AxisKind::kStage, 4, "pp",
-     false, false},
-    {"ep", "--ep", "", "expert-parallel degree (moe)", "ep", "ep", AxisKind::kExpert, 3, "ep", true,
+    {"dp", "--dp", "", "", "data-parallel degree", "dp", "dp", AxisKind::kData, 0, "dp", false,
      true},
+    // --mp is the reference's older name for tp.
+    {"tp", "--tp", "--mp", "", "tensor-parallel degree (alias --mp)", "tp", "tp",
+     AxisKind::kTensor, 1, "tp", false, false},
+    // Context parallelism: --sp is the reference's spelling, --cp Megatron's.
+    {"sp", "--sp", "", "--cp", "context-parallel degree (--cp; the reference's --sp)", "cp", "sp",
+     AxisKind::kSequence, 2, "cp", false, false},
+    {"pp", "--pp", "", "", "pipeline-parallel degree (stages)", "pp", "pp", AxisKind::kStage, 4,
+     "pp", false, false},
+    {"ep", "--ep", "", "", "expert-parallel degree (moe)", "ep", "ep", AxisKind::kExpert, 3, "ep",
+     true, true},
 };
 inline constexpr int kNumAxes = static_cast<int>(std::size(kAxes));
 

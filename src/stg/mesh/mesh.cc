@@ -1,5 +1,7 @@
 #include "stg/mesh/mesh.h"
 
+#include <stdexcept>
+
 namespace stg::mesh {
 
 Mesh::Mesh(std::vector<MeshAxis> axes, int64_t stages)
@@ -27,13 +29,21 @@ std::vector<int> Mesh::active() const {
 }
 
 int Mesh::add_stage_group(StageGroup group) {
+  if (!products_.empty()) throw std::logic_error("stage groups are added before axis products");
   stage_groups_.push_back(std::move(group));
+  return num_group_kinds() - 1;
+}
+
+int Mesh::add_axis_product(AxisProduct product) {
+  products_.push_back(std::move(product));
   return num_group_kinds() - 1;
 }
 
 const std::string& Mesh::group_name(int index) const {
   if (index < size()) return axis(index).name;
-  return stage_groups_.at(static_cast<size_t>(index - size())).name;
+  const size_t k = static_cast<size_t>(index - size());
+  if (k < stage_groups_.size()) return stage_groups_[k].name;
+  return products_.at(k - stage_groups_.size()).name;
 }
 
 }  // namespace stg::mesh

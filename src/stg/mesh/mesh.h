@@ -29,6 +29,14 @@ struct StageGroup {
   std::vector<int64_t> stages;  // ascending, at least two
 };
 
+// A communicator group over several axes together: the ranks that differ
+// only in those axes' coordinates (Megatron-LM's data-parallel group with
+// context parallelism, dp x cp, which reduces the gradients).
+struct AxisProduct {
+  std::string name;       // "dp x cp"
+  std::vector<int> axes;  // mesh axis indices, ascending
+};
+
 struct MeshAxis {
   std::string name;    // as the user knows it ("dp", "tp", "sp", "ep")
   std::string symbol;  // the symbol standing for its degree in shapes
@@ -58,16 +66,22 @@ class Mesh {
   std::vector<int> active() const;
 
   // Stage groups have the group indices size() .. size()+k-1, after the
-  // axes: a collective names its group by this index (graph::Comm::axis).
+  // axes, and axis products the next ones: a collective names its group by
+  // this index (graph::Comm::axis). Stage groups are added first.
   int add_stage_group(StageGroup group);
   const std::vector<StageGroup>& stage_groups() const { return stage_groups_; }
-  int num_group_kinds() const { return size() + static_cast<int>(stage_groups_.size()); }
-  // "dp", "tp", ... or the stage group's name.
+  int add_axis_product(AxisProduct product);
+  const std::vector<AxisProduct>& axis_products() const { return products_; }
+  int num_group_kinds() const {
+    return size() + static_cast<int>(stage_groups_.size() + products_.size());
+  }
+  // "dp", "tp", ..., the stage group's or the axis product's name.
   const std::string& group_name(int index) const;
 
  private:
   std::vector<MeshAxis> axes_;
   std::vector<StageGroup> stage_groups_;
+  std::vector<AxisProduct> products_;
   int64_t stages_ = 1;
   int64_t num_ranks_ = 1;
 };

@@ -38,8 +38,27 @@ int64_t RankLayout::axis_groups() const {
   return n;
 }
 
+int64_t RankLayout::product_degree(const AxisProduct& p) const {
+  int64_t d = 1;
+  for (int a : p.axes) d *= degree(a);
+  return d;
+}
+
+int64_t RankLayout::product_group_id(size_t k, const Coords& c) const {
+  int64_t id = 1 + axis_groups() +
+               static_cast<int64_t>(mesh_.stage_groups().size()) * ranks_per_stage();
+  for (size_t j = 0; j < k; ++j) id += num_ranks() / product_degree(mesh_.axis_products()[j]);
+  const std::vector<int>& in = mesh_.axis_products()[k].axes;
+  int64_t index = c.stage;  // [stage] + the other axes, first outermost
+  for (int a = 0; a < mesh_.size(); ++a)
+    if (std::find(in.begin(), in.end(), a) == in.end()) index = index * degree(a) + c.index[a];
+  return id + index;
+}
+
 int64_t RankLayout::num_groups() const {
-  return axis_groups() + static_cast<int64_t>(mesh_.stage_groups().size()) * ranks_per_stage();
+  int64_t n = axis_groups() + static_cast<int64_t>(mesh_.stage_groups().size()) * ranks_per_stage();
+  for (const AxisProduct& p : mesh_.axis_products()) n += num_ranks() / product_degree(p);
+  return n;
 }
 
 RankBinding RankLayout::binding(int64_t rank) const {
@@ -62,6 +81,8 @@ RankBinding RankLayout::binding(int64_t rank) const {
     b.group_id.push_back(
         member ? axis_groups() + 1 + static_cast<int64_t>(k) * ranks_per_stage() + position : 0);
   }
+  for (size_t k = 0; k < mesh_.axis_products().size(); ++k)
+    b.group_id.push_back(product_group_id(k, c));
   b.rank_on_stage.resize(pp());
   for (int64_t s = 0; s < pp(); ++s) {
     c.stage = s;
@@ -105,6 +126,34 @@ std::string RankLayout::comm_group_json() const {
       for (size_t i = 0; i < group.stages.size(); ++i) {
         if (i) out += ", ";
         out += std::to_string(group.stages[i] * ranks_per_stage() + position);
+      }
+      out += ']';
+    }
+  }
+  for (const AxisProduct& p : mesh_.axis_products()) {
+    std::vector<int> others;
+    for (int a = 0; a < mesh_.size(); ++a)
+      if (std::find(p.axes.begin(), p.axes.end(), a) == p.axes.end()) others.push_back(a);
+    const int64_t size = product_degree(p), groups = num_ranks() / size;
+    Coords c;
+    c.index.resize(mesh_.size());
+    for (int64_t g = 0; g < groups; ++g, ++id) {
+      int64_t rest = g;
+      for (size_t k = others.size(); k-- > 0;) {
+        c.index[others[k]] = rest % degree(others[k]);
+        rest /= degree(others[k]);
+      }
+      c.stage = rest;
+      if (id > 1) out += ", ";
+      out += '"' + std::to_string(id) + "\": [";
+      for (int64_t i = 0; i < size; ++i) {
+        int64_t m = i;  // the product's axes, the first fastest: rank order
+        for (int a : p.axes) {
+          c.index[a] = m % degree(a);
+          m /= degree(a);
+        }
+        if (i) out += ", ";
+        out += std::to_string(rank_of(c));
       }
       out += ']';
     }

@@ -8,7 +8,9 @@
 // coordinates, enumerated as nested loops over [stage] + (axes without A),
 // first outermost; members are listed by A's coordinate. Then, for each stage
 // group (mesh.h), one group per rank position of a stage, in that order,
-// members listed by stage.
+// members listed by stage. Then, for each axis product (mesh.h), one group
+// per assignment of the other coordinates, enumerated as for an axis,
+// members in rank order.
 #pragma once
 
 #include <cstdint>
@@ -51,6 +53,9 @@ class RankLayout {
  private:
   int64_t degree(int axis) const { return mesh_.axis(axis).degree; }
   int64_t axis_groups() const;  // groups of all mesh axes
+  int64_t product_degree(const AxisProduct& p) const;
+  // Id of the group of axis product k that holds the rank at `c`.
+  int64_t product_group_id(size_t k, const Coords& c) const;
 
   Mesh mesh_;
 };

@@ -21,7 +21,7 @@ std::string block_prefix(int i) { return "transformer." + std::to_string(i) + ".
 // spec already built is appended again, not built again.
 void append_blocks(Graph& g, const DecoderConfig& c) {
   using Kind = graph::Placement::Kind;
-  const BlockContext context{c.tpsp, c.experts_per_rank, c.megatron};
+  const BlockContext context{c.tpsp, c.experts_per_rank, c.megatron, c.cp};
   std::vector<std::pair<BlockSpec, Graph>> built;
   for (size_t i = 0; i < c.spec.blocks.size(); ++i) {
     const BlockSpec& spec = c.spec.blocks[i];

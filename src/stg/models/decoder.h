@@ -7,6 +7,7 @@
 
 #include "stg/models/blocks/block_spec.h"
 #include "stg/models/model.h"
+#include "stg/models/parts/context_parallel.h"
 #include "stg/models/parts/megatron_parts.h"
 
 namespace stg::models {
@@ -18,6 +19,7 @@ struct DecoderConfig {
   // Megatron-LM's vocabulary layers, tied or not, attention marks and MoE
   // layer with ep carved out of dp, as the framework chooses.
   MegatronParts megatron;
+  ContextParallel cp;  // how attention crosses the cp axis
 };
 
 Model build_decoder(const DecoderConfig& config);

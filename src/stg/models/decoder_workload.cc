@@ -36,6 +36,21 @@ void check_weight_dims(const Workload& w) {
   }
 }
 
+// Ulysses gives every cp rank whole heads of the tp rank's share.
+void check_cp_algo(const std::map<std::string, int64_t>& v, const Options& o,
+                   const DecoderSpec& d, const mesh::Degrees& degree) {
+  const int64_t cp = degree["sp"], tp = degree["tp"];
+  if (o.cp_algo != CpAlgo::kUlysses || cp == 1) return;
+  const bool gqa = d.any(AttentionKind::kGqa);
+  const int64_t kv_tp = (gqa ? v.at("KVHead") : v.at("Head")) / tp;
+  require(kv_tp % cp == 0 && (v.at("Head") / tp) % cp == 0,
+          std::string("--cp_algo ulysses splits the heads over cp: --cp ") + num(cp) +
+              " does not divide the " + num(kv_tp) + (gqa ? " KV heads" : " heads") +
+              " per tensor-parallel rank (" + (gqa ? "--kvhead " : "--head ") +
+              num(gqa ? v.at("KVHead") : v.at("Head")) + " / --tp " + num(tp) +
+              "): choose a cp degree that divides it, or --cp_algo ring");
+}
+
 // Every tensor-parallel, sequence and expert split is whole (the dims
 // bound; `degree` with the dense models' tp x ep).
 void check_parallel_split(const expr::Values& values, const Options& o, const DecoderSpec& d,
@@ -80,6 +95,7 @@ void check_parallel_split(const expr::Values& values, const Options& o, const De
                                           " is not divisible by --tp " + num(tp) +
                                           ": every tensor-parallel rank needs whole KV heads");
   }
+  check_cp_algo(v, o, d, degree);
   f.check_decoder(o, d, micro);
   if (d.any(BlockKind::kMoe)) {
     require(v.at("Experts") % ep == 0, "--experts " + num(v.at("Experts")) +
@@ -203,13 +219,16 @@ Workload decoder_workload(const Options& o, const frameworks::Framework& f, cons
   w.model = build_decoder({.spec = w.decoder,
                            .tpsp = tpsp,
                            .experts_per_rank = moe ? static_cast<int>(v.at("Experts") / ep) : 0,
-                           .megatron = megatron});
+                           .megatron = megatron,
+                           .cp = {o.cp_algo, static_cast<int>(degree["sp"])}});
   w.micro_batches = static_cast<int>(batch / micro);
   w.bindings = zero_bindings(w.zero_stage);
   w.micro_batch_renames = {{"Batch", expr::Expr::symbol("MicroBatch")}};
   bind_axes(w, degree, {Spelling::kLater});
   if (megatron.tied_stages_apart)
     w.embedding_group = w.mesh.add_stage_group({"embedding", {0, w.mesh.stages() - 1}});
+  if (megatron.reduce_over_dp_cp && degree["dp"] > 1 && degree["sp"] > 1)
+    w.mesh.add_axis_product({"dp x cp", {w.mesh.find("dp"), w.mesh.find("sp")}});
   check_weight_dims(w);
   return w;
 }

@@ -67,6 +67,13 @@ graph::ShardingRule sharding_rule(const Workload& w) {
   for (int a : w.mesh.active()) rule.axes.push_back({a, w.mesh.axis(a).symbol});
   rule.degree_symbols = w.model.degree_symbols;
   rule.claim = w.model.claim;
+  const mesh::Mesh& m = w.mesh;
+  for (size_t k = 0; k < m.axis_products().size(); ++k) {
+    const std::vector<int>& axes = m.axis_products()[k].axes;
+    const int group = m.size() + static_cast<int>(m.stage_groups().size() + k);
+    if (std::all_of(axes.begin(), axes.end(), [&](int a) { return m.axis(a).degree > 1; }))
+      rule.fused.push_back({axes, group});
+  }
   return rule;
 }
 

@@ -2,6 +2,7 @@
 
 #include "stg/frameworks/registry.h"
 #include "stg/models/families/registry.h"
+#include "stg/models/flag_binding.h"
 #include "stg/workloads/training_step.h"
 
 namespace stg::models {
@@ -9,6 +10,9 @@ namespace stg::models {
 Workload build_workload(const Options& o) {
   const frameworks::Framework& f = frameworks::find(o.framework);
   f.check(o);
+  require(o.cp_algo == CpAlgo::kAllGather || (o.module_csv.empty() && family_of(o).decoder),
+          "--cp_algo ring and ulysses are attention kernels of --model_type gpt, llama and moe: "
+          "drop --cp_algo or choose one of them");
   Workload w = o.module_csv.empty() ? family_of(o).workload(o, f) : csv_workload(o, f);
   w.framework = &f;
   w.kind = &workloads::training_step();

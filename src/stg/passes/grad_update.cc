@@ -29,6 +29,10 @@ void AddWeightUpdates::run(graph::Graph& g, Analyses& a) {
   options.distributed_optimizer = distributed_optimizer_;
   const int data = a.mesh().find(mesh::AxisKind::kData);
   if (data >= 0) options.data_symbol = a.mesh().axis(data).symbol;
+  const int context = a.mesh().find(mesh::AxisKind::kSequence);
+  if (shard_over_context_ && data >= 0 && context >= 0 && a.mesh().axis(data).degree > 1 &&
+      a.mesh().axis(context).degree > 1)
+    options.context_symbol = a.mesh().axis(context).symbol;
   if ((zero_stage_ == 1 || zero_stage_ == 2) && data < 0)
     throw graph::GraphError("ZeRO stage " + std::to_string(zero_stage_) +
                             " needs a data-parallel axis in the mesh");
@@ -49,6 +53,7 @@ void add_weight_updates(graph::Graph& g, const std::vector<int>& grad_of_weight,
     int grad = dw;
     if (sharded_update && !shape.empty() && !shape[0].has_symbol(options.data_symbol)) {
       shape[0] = shape[0] / Expr::symbol(options.data_symbol);
+      if (!options.context_symbol.empty()) shape[0] = shape[0] / Expr::symbol(options.context_symbol);
       hidden = {Expr::constant(1)};
       if (options.zero_stage == 1 && !options.distributed_optimizer &&
           !g.result(dw).y_hidden.empty()) {

@@ -19,6 +19,9 @@ struct UpdateOptions {
   // The data-parallel degree's symbol: ZeRO 1/2 split dim 0 of each update
   // by it (unless the weight already is).
   std::string data_symbol;
+  // With it, ZeRO 1/2 split dim 0 by data x context degree (Megatron-LM's
+  // distributed optimizer shards over dp x cp).
+  std::string context_symbol;
   // Megatron-LM's distributed optimizer: stage 1 too receives its gradient
   // share by a reduce-scatter (no full all-reduce first).
   bool distributed_optimizer = false;
@@ -30,14 +33,18 @@ void add_weight_updates(graph::Graph& g, const std::vector<int>& gradient_of,
 
 class AddWeightUpdates : public Pass {
  public:
-  explicit AddWeightUpdates(int zero_stage, bool distributed_optimizer = false)
-      : zero_stage_(zero_stage), distributed_optimizer_(distributed_optimizer) {}
+  explicit AddWeightUpdates(int zero_stage, bool distributed_optimizer = false,
+                            bool shard_over_context = false)
+      : zero_stage_(zero_stage),
+        distributed_optimizer_(distributed_optimizer),
+        shard_over_context_(shard_over_context) {}
   std::string_view name() const override { return "add-weight-updates"; }
   void run(graph::Graph& g, Analyses& a) override;
 
  private:
   int zero_stage_;
   bool distributed_optimizer_;
+  bool shard_over_context_;
 };
 
 }  // namespace stg::passes

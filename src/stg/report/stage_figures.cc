@@ -18,6 +18,10 @@ std::string reported_axis(const mesh::Mesh& mesh, int axis) {
 
 namespace {
 
+std::string p2p_axis(const mesh::Mesh& mesh, const LoweredNode& n) {
+  return n.peer.kind == mesh::Peer::Kind::kAxis ? reported_axis(mesh, n.peer.axis) + " p2p" : "pp";
+}
+
 void count(RankStep& step, const mesh::Mesh& mesh, const LoweredNode& n, int64_t copies) {
   switch (n.kind) {
     case NodeKind::kComp:
@@ -26,11 +30,12 @@ void count(RankStep& step, const mesh::Mesh& mesh, const LoweredNode& n, int64_t
     case NodeKind::kColl:
       step.axes[reported_axis(mesh, n.axis)].add({copies, copies * n.comm_size, 0, 0});
       break;
+    // Between stages: "pp"; along a mesh axis (ring attention): "cp p2p".
     case NodeKind::kSend:
-      step.axes["pp"].add({copies, copies * n.comm_size, 0, 0});
+      step.axes[p2p_axis(mesh, n)].add({copies, copies * n.comm_size, 0, 0});
       break;
     case NodeKind::kRecv:
-      step.axes["pp"].add({0, 0, copies, copies * n.comm_size});
+      step.axes[p2p_axis(mesh, n)].add({0, 0, copies, copies * n.comm_size});
       break;
   }
 }

@@ -92,7 +92,7 @@ void StepFigures::add(int64_t rank, const RankStep& step) {
     ++it->ranks;
     it->ops.add(rank, t.ops);
     it->bytes.add(rank, t.bytes);
-    if (name == "pp") {  // collectives have no receiving side of their own
+    if (point_to_point(name)) {  // collectives have no receiving side of their own
       it->received_ops.add(rank, t.received_ops);
       it->received_bytes.add(rank, t.received_bytes);
     }
@@ -102,7 +102,7 @@ void StepFigures::add(int64_t rank, const RankStep& step) {
 json to_json(const StepFigures& f) {
   json axes = json::object();
   for (const AxisFigures& a : f.axes) {
-    if (a.axis == "pp") {
+    if (point_to_point(a.axis)) {
       axes[a.axis] = json{{"ranks", a.ranks},
                           {"sends", spread_json(a.ops)},
                           {"bytes_sent", spread_json(a.bytes)},
@@ -126,7 +126,7 @@ StepFigures step_figures_from_json(const json& j) {
     AxisFigures x;
     x.axis = name;
     x.ranks = a.at("ranks").get<int64_t>();
-    if (name == "pp") {
+    if (point_to_point(name)) {
       x.ops = spread_from_json(a.at("sends"));
       x.bytes = spread_from_json(a.at("bytes_sent"));
       x.received_ops = spread_from_json(a.at("recvs"));
@@ -150,9 +150,9 @@ std::string format_step_figures(const StepFigures& f) {
                 "bytes/rank: min .. max", "bytes total");
   out += line;
   for (const AxisFigures& a : f.axes) {
-    if (a.axis == "pp") {
-      append_row(out, "pp sent", a.ranks, a.ops, a.bytes);
-      append_row(out, "pp received", a.ranks, a.received_ops, a.received_bytes);
+    if (point_to_point(a.axis)) {
+      append_row(out, a.axis + " sent", a.ranks, a.ops, a.bytes);
+      append_row(out, a.axis + " received", a.ranks, a.received_ops, a.received_bytes);
     } else {
       append_row(out, a.axis + " collectives", a.ranks, a.ops, a.bytes);
     }

@@ -29,6 +29,12 @@ inline constexpr auto kAxisNames = [] {
   return names;
 }();
 
+// Send/recv traffic: "pp" between stages, "<axis> p2p" along a mesh axis
+// (ring attention's "cp p2p"); collectives on every other name.
+inline bool point_to_point(const std::string& name) {
+  return name == "pp" || (name.size() > 4 && name.compare(name.size() - 4, 4, " p2p") == 0);
+}
+
 // A figure that differs between ranks: its sum over the ranks counted and
 // its extremes, each with the lowest rank that has it.
 struct RankSpread {

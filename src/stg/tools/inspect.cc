@@ -27,7 +27,8 @@ struct FileRow {
   InspectFile figures;
   bool first_file = false;  // the rank's first file: the step figures count it
   std::map<std::string, CountSize> coll_by_group;  // group id text ("" when missing)
-  int64_t p2p_distance = 0;                        // smallest |peer - rank| of a SEND/RECV; 0: none
+  // SEND/RECV traffic by peer rank: sends (count, size), receives.
+  std::map<int64_t, std::pair<CountSize, CountSize>> p2p_by_peer;
 };
 
 // Everything else of a file, merged into the totals and dropped.
@@ -126,9 +127,8 @@ void count_node(const TraceNode& n, const Scope& scope, FileRow& row, FileDetail
     case NodeKind::kRecv: {
       (n.kind == NodeKind::kSend ? f.send : f.recv).add(n.comm_size.value_or(0));
       const std::optional<int64_t>& peer = n.kind == NodeKind::kSend ? n.comm_dst : n.comm_src;
-      const int64_t distance = peer ? std::abs(*peer - f.rank) : 0;
-      if (distance > 0 && (row.p2p_distance == 0 || distance < row.p2p_distance))
-        row.p2p_distance = distance;
+      auto& by_peer = row.p2p_by_peer[peer.value_or(-1)];
+      (n.kind == NodeKind::kSend ? by_peer.first : by_peer.second).add(n.comm_size.value_or(0));
       break;
     }
     default:
@@ -191,19 +191,54 @@ void read_file(const Scope& scope, int64_t rank, const std::string& path, Collec
   out.add(std::move(row), detail);
 }
 
+// The comm groups of each rank, for telling transfers apart: a SEND/RECV
+// along a mesh axis (ring attention) has its peer in a common group, one
+// between pipeline stages never does.
+class GroupsOfRank {
+ public:
+  explicit GroupsOfRank(const CommGroups& groups) {
+    for (const auto& [id, members] : groups.groups)
+      for (int64_t r : members) of_[r].push_back({&id, members.size()});
+  }
+  // The smallest group holding both ranks, or nullptr.
+  const std::string* common(int64_t a, int64_t b) const {
+    const auto ia = of_.find(a), ib = of_.find(b);
+    if (ia == of_.end() || ib == of_.end()) return nullptr;
+    const std::string* best = nullptr;
+    size_t size = 0;
+    for (const auto& [id, n] : ia->second)
+      for (const auto& [other, m] : ib->second)
+        if (*id == *other && (!best || n < size)) {
+          best = id;
+          size = n;
+        }
+    return best;
+  }
+
+ private:
+  std::unordered_map<int64_t, std::vector<std::pair<const std::string*, size_t>>> of_;
+};
+
 // Ranks per pipeline stage as the transfers show it: the smallest distance
-// to a SEND/RECV peer (group_axes.h); 0 when there are none.
-int64_t ranks_per_stage(const std::vector<FileRow>& rows) {
+// to a SEND/RECV peer between stages (group_axes.h); 0 when there are none.
+int64_t ranks_per_stage(const std::vector<FileRow>& rows, const GroupsOfRank& groups) {
   int64_t r = 0;
-  for (const FileRow& row : rows)
-    if (row.first_file && row.p2p_distance > 0 && (r == 0 || row.p2p_distance < r))
-      r = row.p2p_distance;
+  for (const FileRow& row : rows) {
+    if (!row.first_file) continue;
+    for (const auto& [peer, traffic] : row.p2p_by_peer) {
+      const int64_t distance = peer >= 0 ? std::abs(peer - row.figures.rank) : 0;
+      if (distance > 0 && !groups.common(row.figures.rank, peer) && (r == 0 || distance < r))
+        r = distance;
+    }
+  }
   return r;
 }
 
 // The per-step figures of the ranks read (their first file each).
 report::StepFigures step_figures(const std::vector<FileRow>& rows, const CommGroups& groups) {
-  const std::map<std::string, std::string> axes = group_axes(groups, ranks_per_stage(rows));
+  const GroupsOfRank groups_of(groups);
+  const std::map<std::string, std::string> axes =
+      group_axes(groups, ranks_per_stage(rows, groups_of));
   report::StepFigures f;
   f.units = "num_ops and comm_size as the traces store them";
   for (const FileRow& row : rows) {
@@ -215,7 +250,17 @@ report::StepFigures step_figures(const std::vector<FileRow>& rows, const CommGro
       const auto it = axes.find(group);
       step.axes[it == axes.end() ? "other" : it->second].add({c.count, c.size, 0, 0});
     }
-    step.axes["pp"].add({file.send.count, file.send.size, file.recv.count, file.recv.size});
+    // Between stages "pp"; along an axis "<axis> p2p" (as report/stage_figures.h).
+    for (const auto& [peer, traffic] : row.p2p_by_peer) {
+      const std::string* common = peer >= 0 ? groups_of.common(file.rank, peer) : nullptr;
+      std::string name = "pp";
+      if (common) {
+        const auto it = axes.find(*common);
+        name = (it == axes.end() ? "other" : it->second) + " p2p";
+      }
+      const auto& [sent, received] = traffic;
+      step.axes[name].add({sent.count, sent.size, received.count, received.size});
+    }
     f.add(file.rank, step);
   }
   return f;

@@ -6,6 +6,7 @@
 
 #include "stg/graph/graph.h"
 #include "stg/models/blocks/block_spec.h"
+#include "stg/models/parts/context_parallel.h"
 #include "stg/models/parts/megatron_parts.h"
 
 namespace stg::models {
@@ -15,6 +16,7 @@ struct BlockContext {
   bool tpsp = true;          // Megatron's tensor + sequence parallel layouts
   int experts_per_rank = 0;  // MoE blocks: Experts / ep
   MegatronParts megatron;
+  ContextParallel cp;  // how attention crosses the cp axis
 };
 
 using BlockBuilder = graph::Graph (*)(const BlockSpec& spec, const BlockContext& context);

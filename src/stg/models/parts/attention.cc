@@ -149,6 +149,15 @@ Graph attention_projections(const Layout& l, const BlockSpec& spec) {
 
 }  // namespace
 
+// With one cp rank there is nothing to cross, and every algorithm is the
+// all-gather kernel.
+Graph cp_attention_kernel(const KernelDims& k, const MegatronParts& megatron,
+                          const ContextParallel& cp) {
+  if (cp.degree > 1 && cp.algo == CpAlgo::kRing) return ring_attention_kernel(k, megatron, cp.degree);
+  if (cp.degree > 1 && cp.algo == CpAlgo::kUlysses) return ulysses_attention_kernel(k, megatron);
+  return attention_kernel(k, megatron);
+}
+
 void link_kernel(Graph& g, const std::string& kernel, const std::vector<std::string>& inputs,
                  const std::vector<std::string>& grads, const MegatronParts& megatron) {
   const char* names[] = {"q", "k", "v"};
@@ -160,14 +169,15 @@ void link_kernel(Graph& g, const std::string& kernel, const std::vector<std::str
   g.link("dattn", kernel + "dqkv");
 }
 
-Graph attention(const Layout& l, const BlockSpec& spec, const MegatronParts& megatron) {
-  if (spec.attention == AttentionKind::kMla) return latent_attention(l, megatron);
+Graph attention(const Layout& l, const BlockSpec& spec, const MegatronParts& megatron,
+                const ContextParallel& cp) {
+  if (spec.attention == AttentionKind::kMla) return latent_attention(l, megatron, cp);
   const Dims& d = dims();
   const bool gqa = spec.attention == AttentionKind::kGqa;
   const expr::Expr& hd = spec.own_head_dim ? d.own_head_dim : d.head_dim;
   Graph g;
   g.append(attention_projections(l, spec), "", {}, {});
-  g.append(attention_kernel({hd, hd, gqa ? d.kv_heads_tp : d.heads_tp, gqa}, megatron),
+  g.append(cp_attention_kernel({hd, hd, gqa ? d.kv_heads_tp : d.heads_tp, gqa}, megatron, cp),
            "attn_kernel.", {}, {});
   if (spec.qk_norm)
     link_kernel(g, "attn_kernel.", {"q_normed", "k_normed", "v"}, {"dq_normed", "dk_normed", "dv"},

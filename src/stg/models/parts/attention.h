@@ -12,24 +12,27 @@
 
 #include "stg/graph/graph.h"
 #include "stg/models/blocks/block_spec.h"
+#include "stg/models/parts/context_parallel.h"
+#include "stg/models/parts/kernel_dims.h"
 #include "stg/models/parts/layout.h"
 #include "stg/models/parts/megatron_parts.h"
 
 namespace stg::models {
 
-// The attention kernel's dimensions: per-head widths of the queries and
-// keys and of the values, and the key/value heads on a tp rank.
-struct KernelDims {
-  expr::Expr qk_dim, v_dim, kv_heads_tp;
-  bool grouped = false;  // fewer key/value heads than query heads
-};
-
 // Tensors: q, k, v (in), qkv (out), their gradients dqkv (in), dq, dk, dv.
+// K and V all-gathered over the context-parallel axis (the reference's).
 graph::Graph attention_kernel(const KernelDims& k, const MegatronParts& megatron);
 
+// The kernel that crosses the context-parallel axis as `cp` says (the
+// all-gather kernel above when cp is 1); the same tensors.
+graph::Graph cp_attention_kernel(const KernelDims& k, const MegatronParts& megatron,
+                                 const ContextParallel& cp);
+
 // Tensors: input x and output o in the activation layout, their gradients
-// do and dx; weights wqkv (and bqkv) and wo.
-graph::Graph attention(const Layout& l, const BlockSpec& spec, const MegatronParts& megatron = {});
+// do and dx; weights wqkv (and bqkv) and wo. The kernel crosses the
+// context-parallel axis as `cp` says (context_parallel.h).
+graph::Graph attention(const Layout& l, const BlockSpec& spec, const MegatronParts& megatron = {},
+                       const ContextParallel& cp = {});
 
 // Links the kernel (appended under `kernel`) to projections that feed it
 // q, k, v (`inputs`) and read its output as "attn" and its gradients into

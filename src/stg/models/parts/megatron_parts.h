@@ -27,6 +27,10 @@ struct MegatronParts {
   // Weight gradients stay partial sums over the micro-batches and are reduced
   // once per step (ZeRO 0-2); otherwise per micro-batch (ZeRO 3).
   bool reduce_per_step = false;
+  // Gradients are reduced over dp and cp together, one collective on the
+  // dp x cp group, and the distributed optimizer shards over it
+  // (Megatron-LM's data-parallel group with context parallelism).
+  bool reduce_over_dp_cp = false;
   // MoE blocks: the symbol of the expert-data-parallel degree, whose weights
   // get a gradient bucket of their own (models/parts/moe.h); empty: none.
   std::string expert_data_symbol;

@@ -109,12 +109,13 @@ Graph projections(const Layout& l) {
 
 }  // namespace
 
-Graph latent_attention(const Layout& l, const MegatronParts& megatron) {
+Graph latent_attention(const Layout& l, const MegatronParts& megatron, const ContextParallel& cp) {
   const Dims& d = dims();
   Graph g;
   g.append(projections(l), "", {}, {});
   g.append(
-      attention_kernel({d.qk_nope_dim + d.qk_rope_dim, d.v_head_dim, d.heads_tp, false}, megatron),
+      cp_attention_kernel({d.qk_nope_dim + d.qk_rope_dim, d.v_head_dim, d.heads_tp, false},
+                          megatron, cp),
       "attn_kernel.", {}, {});
   link_kernel(g, "attn_kernel.", {"q", "k", "v"}, {"dq", "dk", "dv"}, megatron);
   return g;

@@ -13,13 +13,16 @@
 #pragma once
 
 #include "stg/graph/graph.h"
+#include "stg/models/parts/context_parallel.h"
 #include "stg/models/parts/layout.h"
 #include "stg/models/parts/megatron_parts.h"
 
 namespace stg::models {
 
 // Tensors: input x and output o in the activation layout, their gradients
-// do and dx; the weights above; the kernel under attn_kernel.
-graph::Graph latent_attention(const Layout& l, const MegatronParts& megatron);
+// do and dx; the weights above; the kernel under attn_kernel, crossing the
+// context-parallel axis as `cp` says.
+graph::Graph latent_attention(const Layout& l, const MegatronParts& megatron,
+                              const ContextParallel& cp = {});
 
 }  // namespace stg::models

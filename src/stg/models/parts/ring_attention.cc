@@ -1,0 +1,130 @@
+// Ring attention (models/parts/context_parallel.h), as Megatron-LM with
+// Transformer Engine runs it: each rank keeps its Seq/cp queries and passes
+// its K/V chunk round the cp ring. Forward, cp steps: step j computes the
+// partial attention of the queries against the chunk held (the own one at
+// step 0), rescaling the running output (no extra work counted), while the
+// chunk goes on to the next rank and the previous rank's arrives (cp-1
+// hops of K and of V). Backward, the chunks go round again; dQ accumulates
+// on the rank, and the dK/dV accumulator of each chunk travels with it,
+// created where the chunk is first seen away from home and sent home after
+// the last step (cp-1 hops of dK and of dV). Each step is 1/cp of the
+// all-gather kernel's work, so the total is the same; with the causal
+// saving the load-balanced split (rank i holds chunks i and 2cp-1-i of
+// 2cp) leaves exactly half of every step's block unmasked.
+//
+// A hop is an identity marked Tensor::shift: the pass insert-axis-send-recv
+// makes it a SEND to the next rank and a RECV from the previous one.
+#include <string>
+
+#include "stg/models/parts/context_parallel.h"
+#include "stg/models/parts/dims.h"
+
+namespace stg::models {
+
+using graph::Graph;
+
+namespace {
+
+// `name` = `from` as the previous rank of the cp ring holds it.
+int hop(Graph& g, const std::string& name, const std::string& from, const graph::Shape& shape) {
+  const int i = typed::identity(g, name, from, shape);
+  graph::Tensor& t = g.mutable_tensor(i);
+  t.shift = 1;
+  t.shift_symbol = "cp";
+  return i;
+}
+
+std::string numbered(const std::string& name, int j) { return name + std::to_string(j); }
+
+}  // namespace
+
+Graph ring_attention_kernel(const KernelDims& k, const MegatronParts& megatron, int cp) {
+  using namespace typed;
+  const Dims& d = dims();
+  const bool gqa = k.grouped;
+  const graph::Shape heads = {d.batch_dp, d.seq_cp, k.qk_dim, d.heads_tp};
+  const graph::Shape o_shape = {d.batch_dp, d.seq_cp, k.v_dim, d.heads_tp};
+  const graph::Shape kk = {d.batch_dp, d.seq_cp, k.qk_dim, k.kv_heads_tp};
+  const graph::Shape kv = {d.batch_dp, d.seq_cp, k.v_dim, k.kv_heads_tp};
+  // One step: the all-gather kernel's counts (attention.cc) over 1/cp of
+  // the keys: Q.K^T over the query/key width, P.V over the value width.
+  const expr::Expr pairs = d.batch_dp * d.seq_cp * k.qk_dim * d.heads_tp;
+  const expr::Expr fwd_ops = pairs * c(3) / d.cp, bwd_ops = pairs * c(6) / d.cp;
+  const expr::Expr per_triple =
+      d.batch_dp * d.seq_cp * d.heads_tp * d.seq_cp * c(megatron.causal_saving ? 1 : 2);
+  const expr::Expr qk_matmul = per_triple * k.qk_dim, v_matmul = per_triple * k.v_dim;
+  const expr::Expr two_matmuls = qk_matmul + v_matmul;
+  const bool core = megatron.selective_recompute_core;
+  // K-shaped and V-shaped tensors; with all query heads (before a grouped
+  // gradient is summed down to the KV heads).
+  auto shape_of = [&](const std::string& x) -> const graph::Shape& { return x == "k" ? kk : kv; };
+  auto all_heads = [&](const std::string& x) -> const graph::Shape& {
+    return x == "k" ? heads : o_shape;
+  };
+  auto matmul = [&](const std::string& x) { return x == "k" ? qk_matmul : v_matmul; };
+  Graph g;
+  input(g, "q", heads);
+  input(g, "k", kk);
+  input(g, "v", kv);
+  // Forward: the chunk of step j is k<j>, v<j> (k0, v0: the own).
+  auto chunk = [](const std::string& x, int j) { return j == 0 ? x : numbered(x, j); };
+  for (int j = 0; j < cp; ++j) {
+    if (j + 1 < cp)
+      for (const char* x : {"k", "v"}) {
+        const int h = hop(g, numbered(x, j + 1), chunk(x, j), shape_of(x));
+        g.mutable_tensor(h).selective_recompute = core;
+      }
+    const std::string out = j + 1 == cp ? "qkv" : numbered("o", j);
+    const int o = custom(g, out, j == 0 ? "q" : numbered("o", j - 1), fwd_ops,
+                         j == 0 ? heads : o_shape, o_shape);
+    flops(g, two_matmuls);
+    g.mutable_tensor(o).extra_deps = {g.at(chunk("k", j)), g.at(chunk("v", j))};
+    g.mutable_tensor(o).selective_recompute = core;
+  }
+  const int b = static_cast<int>(g.size());
+  input(g, "dqkv", o_shape, "qkv");
+  auto bchunk = [](const std::string& x, int j) { return j == 0 ? x : "b" + numbered(x, j); };
+  for (int j = 0; j < cp; ++j) {
+    if (j + 1 < cp)
+      for (const char* x : {"k", "v"}) hop(g, "b" + numbered(x, j + 1), bchunk(x, j), shape_of(x));
+    const std::vector<int> held = {g.at(bchunk("k", j)), g.at(bchunk("v", j))};
+    const std::string dq = j + 1 == cp ? "dq" : numbered("dq", j);
+    custom(g, dq, j == 0 ? "dqkv" : numbered("dq", j - 1), bwd_ops, j == 0 ? o_shape : heads,
+           heads);
+    flops(g, two_matmuls);
+    g.mutable_tensor(static_cast<int>(g.size()) - 1).extra_deps = held;
+    if (j + 1 == cp) g.grad_of("q");
+    for (const std::string x : {"k", "v"}) {
+      int t;
+      if (j == 0) {
+        // The own chunk's gradient, kept until the accumulator comes home
+        // (for all query heads under grouped-query attention, summed down
+        // to the KV heads at the end as the all-gather kernel does).
+        t = custom(g, "d" + x + "_own", "dqkv", bwd_ops, o_shape, gqa ? all_heads(x) : shape_of(x));
+      } else {
+        // The accumulator of the chunk held: started here at step 1, else
+        // received from the previous rank.
+        const std::string acc = "d" + numbered(x, j);
+        if (j >= 2) hop(g, "r" + acc, "d" + numbered(x, j - 1), shape_of(x));
+        t = custom(g, acc, j == 1 ? "dqkv" : "r" + acc, bwd_ops, j == 1 ? o_shape : shape_of(x),
+                   shape_of(x));
+      }
+      flops(g, matmul(x));
+      std::vector<int> deps = held;
+      if (j >= 2) deps.push_back(g.at("dqkv"));
+      g.mutable_tensor(t).extra_deps = deps;
+    }
+  }
+  // The accumulators come home and are added to the own chunk's gradient.
+  for (const std::string x : {"k", "v"}) {
+    const int home = hop(g, "home_d" + x, "d" + numbered(x, cp - 1), shape_of(x));
+    const int t = gqa ? slice(g, "d" + x, "d" + x + "_own", 3, k.kv_heads_tp, all_heads(x))
+                      : identity(g, "d" + x, "d" + x + "_own", shape_of(x));
+    g.mutable_tensor(t).extra_deps = {home};
+    g.grad_of(x);
+  }
+  g.mark_backward_from(b);
+  return g;
+}
+
+}  // namespace stg::models

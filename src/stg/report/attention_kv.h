@@ -1,0 +1,32 @@
+// The K and V an attention kernel holds on a rank while it runs, by how it
+// crosses the context-parallel axis (--cp_algo; docs/context_parallelism.md):
+//  - allgather: K and V of the whole sequence, 2·b·s·d·kv;
+//  - ring: two chunks of each (the one held, the one arriving), 4·b·(s/cp)·d·kv;
+//  - ulysses: K and V of the whole sequence for the rank's 1/cp of its KV
+//    heads, 2·b·s·d·kv/cp;
+// with b sequences per rank, s the sequence, d the head dimension and kv
+// the KV heads per tp rank. One block's attention runs at a time, so this
+// is counted once per rank, beside the resident memory of the report.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "stg/options.h"
+
+namespace stg::report {
+
+struct AttentionKv {
+  CpAlgo algo = CpAlgo::kAllGather;
+  int64_t cp = 1;
+  double sequences = 0;  // per rank, per micro-batch
+  int64_t seq = 0, head_dim = 0, kv_heads = 0;  // kv_heads: per tp rank
+  int element_bytes = 2;
+};
+
+double attention_kv_bytes(const AttentionKv& a);
+
+// "memory attention K/V per rank (--cp_algo ring, cp 4): 0.012 GiB ..."
+std::string format_attention_kv(const AttentionKv& a);
+
+}  // namespace stg::report
