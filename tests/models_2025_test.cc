@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "stg/generate.h"
 #include "stg/models/families/registry.h"
@@ -18,6 +19,7 @@
 #include "stg/models/registry.h"
 #include "stg/models/workload.h"
 #include "stg/options.h"
+#include "stg/passes/pipeline.h"
 #include "support/temp_dir.h"
 
 namespace stg {
@@ -216,6 +218,45 @@ TEST(Mla, MemoryReportCountsTheLatents) {
 }
 
 // ---------------------------------------------------------------------------
+// --pp_balance cost.
+
+TEST(PpBalance, StagesByCostKeepTheMostCostlyStageLeast) {
+  // Nine blocks of 1 and a last one of 1 + 1.6 (the output layer), over 3
+  // stages: by count 4, 3, 3 (the last stage 4.6); by cost no stage above 4
+  // (the total 11.6 needs one of at least 3.87, and blocks come whole).
+  const std::vector<double> cost = {1, 1, 1, 1, 1, 1, 1, 1, 1, 2.6};
+  EXPECT_EQ(passes::stages_by_cost(cost, 3), (std::vector<int>{0, 0, 0, 0, 1, 1, 1, 1, 2, 2}));
+  // Alike costs: the count's split (earlier stages take the remainder).
+  EXPECT_EQ(passes::stages_by_cost({1, 1, 1, 1, 1}, 2), (std::vector<int>{0, 0, 0, 1, 1}));
+  // A costly first block gets a stage of its own.
+  EXPECT_EQ(passes::stages_by_cost({5, 1, 1, 1}, 2), (std::vector<int>{0, 1, 1, 1}));
+  for (int b = 0; b < 5; ++b) EXPECT_EQ(passes::stage_of_block(b, 5, 2), b < 3 ? 0 : 1);
+}
+
+TEST(PpBalance, DeepSeekLastStageLightensByCost) {
+  // Eight blocks (one dense) on 4 stages: by count 2 each; by cost the
+  // last stage, which also holds the output layer, takes fewer.
+  auto blocks_on_last_stage = [](bool by_cost) {
+    Options o = small("deepseek");
+    o.dmodel = 64;
+    o.dvocal = 4096;  // an output layer of several blocks' work
+    o.q_lora_rank = o.kv_lora_rank = 16;
+    o.qk_nope_dim = o.qk_rope_dim = o.v_head_dim = 8;
+    o.num_stacks = 8;
+    o.dense_blocks = 1;
+    o.degree["pp"] = 4;
+    o.framework = "megatron";
+    o.pp_balance_cost = by_cost;
+    o.print_gpu_vram = true;
+    stg_test::TempDir dir;
+    o.output_dir = dir.path().string();
+    return generate(o).memory.back().blocks;
+  };
+  EXPECT_EQ(blocks_on_last_stage(false), 2);
+  EXPECT_LT(blocks_on_last_stage(true), 2);
+}
+
+// ---------------------------------------------------------------------------
 // Parameter counts against the model cards.
 
 // The trainable parameters of one rank's model graph (FSDP off).
@@ -265,6 +306,9 @@ Count stg_parameters(const char* preset) {
 }
 
 void expect_within(double value, double expected, double tolerance, const char* what) {
+  // The measured figures in the test report (--gtest_output=json).
+  ::testing::Test::RecordProperty(std::string(what) + ": stg / expected",
+                                  std::to_string(value) + " / " + std::to_string(expected));
   EXPECT_LT(std::abs(value / expected - 1), tolerance)
       << what << ": " << value / 1e9 << "B vs " << expected / 1e9 << "B";
 }
@@ -342,8 +386,8 @@ TEST(Presets2025, ParametersMatchTheTextbookCount) {
     SCOPED_TRACE(preset);
     const Count c = stg_parameters(preset);
     const Textbook t = textbook(preset);
-    expect_within(c.total, t.total, 1e-4, "total");
-    expect_within(c.active, t.active, 1e-4, "active");
+    expect_within(c.total, t.total, 1e-4, (std::string(preset) + " total").c_str());
+    expect_within(c.active, t.active, 1e-4, (std::string(preset) + " active").c_str());
   }
 }
 
@@ -392,7 +436,8 @@ TEST(Presets2025, FlopsPerTokenMatchTheStandardCount) {
     }
     const double matmuls = 6 * (active - full.input_embedding);
     const double attention = 12.0 * 2 * 4096 * full.attention_width;
-    expect_within(stg_flops, matmuls + attention, 0.02, "FLOPs per token");
+    expect_within(stg_flops, matmuls + attention, 0.02,
+                  (std::string(k.preset) + " FLOPs per token").c_str());
   }
 }
 

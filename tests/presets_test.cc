@@ -61,6 +61,12 @@ const Published kPublished[] = {
     {"llama3-405b", "llama", 16384, 128, 8, 53248, 126, 128256, 0, 0, 8192},
     {"mixtral-8x7b", "moe", 4096, 32, 8, 14336, 32, 32000, 8, 2, 32768},
     {"mixtral-8x22b", "moe", 6144, 48, 8, 16384, 56, 32768, 8, 2, 65536},
+    // Hugging Face config.json of each model card (docs/models_2025.md has
+    // their own dimensions: head_dim, expert width, MLA ranks).
+    {"qwen2.5-72b", "qwen2", 8192, 64, 8, 29568, 80, 152064, 0, 0, 4096},
+    {"qwen3-32b", "qwen3", 5120, 64, 8, 25600, 64, 151936, 0, 0, 4096},
+    {"qwen3-235b-a22b", "qwen3-moe", 4096, 64, 4, 12288, 94, 151936, 128, 8, 4096},
+    {"deepseek-v3", "deepseek", 7168, 128, 128, 18432, 61, 129280, 256, 8, 4096},
 };
 
 TEST(Presets, EveryPresetFoundByNameWithPublishedDims) {
@@ -417,6 +423,9 @@ TEST(PresetsGenerate, EveryPresetSmall) {
     SCOPED_TRACE(p.name);
     ScratchDir dir;
     Options o = small(dir.path());
+    // Two blocks: one dense where the model starts dense; 8 experts.
+    if (p.dense_blocks > 0) o.dense_blocks = 1;
+    if (p.experts > 8) o.experts = 8;
     apply_preset(p, o);
     RunSummary s;
     ASSERT_NO_THROW(s = generate(o));
@@ -438,10 +447,13 @@ TEST(PresetsGenerate, Llama3WithTensorAndPipelineParallelism) {
 }
 
 TEST(PresetsGenerate, EveryExampleConfigSmall) {
-  for (const char* name : {"llama3_8b.json", "mixtral_8x7b.json", "gpt2.json"}) {
+  for (const char* name : {"llama3_8b.json", "mixtral_8x7b.json", "gpt2.json", "qwen2_5_72b.json",
+                           "qwen3_32b.json", "qwen3_235b_a22b.json", "deepseek_v3.json"}) {
     SCOPED_TRACE(name);
     ScratchDir dir;
     Options o = small(dir.path());
+    o.dense_blocks = 1;  // DeepSeek-V3 starts with 3 dense blocks of 61
+    o.experts = 8;
     apply_hf_config(hf(name), o);
     RunSummary s;
     ASSERT_NO_THROW(s = generate(o));

@@ -27,8 +27,8 @@ TEST(Suggestions, ClosestValueAndWholeNumbers) {
        "--model 'Llama3-8B' is unknown: did you mean llama3-8b? run `stg models` for the list"},
       {{"--model", "qwen"}, "--model 'qwen' is unknown: run `stg models` for the list"},
       {{"--model_type", "lama"},
-       "--model_type 'lama' is unknown: did you mean llama? (use transformer, gpt (dense), llama "
-       "or moe)"},
+       "--model_type 'lama' is unknown: did you mean llama? (use transformer, gpt (dense), llama, "
+       "moe, qwen2, qwen3, qwen3-moe or deepseek)"},
       {{"--pipeline_schedule", "1F1B"},
        "--pipeline_schedule '1F1B' is unknown: did you mean 1f1b? (use none, gpipe, 1f1b or "
        "interleaved)"},
