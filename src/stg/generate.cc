@@ -277,7 +277,14 @@ MemoryReport memory_report(const Options& o, const models::Workload& w,
       split *= static_cast<double>(v.at("ep"));
     kv.sequences = static_cast<double>(v.at("MicroBatch")) / split;
     kv.seq = v.at("Seq");
-    kv.head_dim = v.at("Dmodel") / v.at("Head");
+    // Per-head widths: Dmodel/Head, a family's own HeadDim, or multi-head
+    // latent attention's key (nope + rope) and value widths.
+    if (w.decoder.any(models::AttentionKind::kMla)) {
+      kv.k_dim = v.at("QkNopeDim") + v.at("QkRopeDim");
+      kv.v_dim = v.at("VHeadDim");
+    } else {
+      kv.k_dim = kv.v_dim = v.count("HeadDim") ? v.at("HeadDim") : v.at("Dmodel") / v.at("Head");
+    }
     const bool gqa = w.decoder.any(models::AttentionKind::kGqa);
     kv.kv_heads = (gqa ? v.at("KVHead") : v.at("Head")) / v.at("tp");
     const bool physical = o.units.value_or(w.framework->default_units()) == Units::kPhysical;

@@ -5,8 +5,8 @@
 namespace stg::report {
 
 double attention_kv_bytes(const AttentionKv& a) {
-  const double whole = 2.0 * a.sequences * static_cast<double>(a.seq) *
-                       static_cast<double>(a.head_dim * a.kv_heads) * a.element_bytes;
+  const double whole = a.sequences * static_cast<double>(a.seq) *
+                       static_cast<double>((a.k_dim + a.v_dim) * a.kv_heads) * a.element_bytes;
   const double cp = static_cast<double>(a.cp);
   switch (a.algo) {
     case CpAlgo::kAllGather:

@@ -1,10 +1,12 @@
 // The K and V an attention kernel holds on a rank while it runs, by how it
 // crosses the context-parallel axis (--cp_algo; docs/context_parallelism.md):
-//  - allgather: K and V of the whole sequence, 2·b·s·d·kv;
-//  - ring: two chunks of each (the one held, the one arriving), 4·b·(s/cp)·d·kv;
+//  - allgather: K and V of the whole sequence, b·s·(dk+dv)·kv;
+//  - ring: two chunks of each (the one held, the one arriving),
+//    2·b·(s/cp)·(dk+dv)·kv;
 //  - ulysses: K and V of the whole sequence for the rank's 1/cp of its KV
-//    heads, 2·b·s·d·kv/cp;
-// with b sequences per rank, s the sequence, d the head dimension and kv
+//    heads, b·s·(dk+dv)·kv/cp;
+// with b sequences per rank, s the sequence, dk and dv the per-head widths
+// of a key and a value (equal but in multi-head latent attention) and kv
 // the KV heads per tp rank. One block's attention runs at a time, so this
 // is counted once per rank, beside the resident memory of the report.
 #pragma once
@@ -20,7 +22,7 @@ struct AttentionKv {
   CpAlgo algo = CpAlgo::kAllGather;
   int64_t cp = 1;
   double sequences = 0;  // per rank, per micro-batch
-  int64_t seq = 0, head_dim = 0, kv_heads = 0;  // kv_heads: per tp rank
+  int64_t seq = 0, k_dim = 0, v_dim = 0, kv_heads = 0;  // kv_heads: per tp rank
   int element_bytes = 2;
 };
 
