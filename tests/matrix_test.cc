@@ -73,8 +73,8 @@ struct Config {
   std::string units = "stg";
   std::string dtype = "bf16";
   std::string schema = "v0.0.4";
-  bool binary = false;    // run the executable (and compare with in-process output)
-  bool megatron = false;  // --framework megatron (implies physical units and bf16)
+  bool binary = false;                // run the executable (and compare with in-process output)
+  bool megatron = false;              // --framework megatron (implies physical units and bf16)
   std::string cp_algo = "allgather";  // --cp_algo (gpt, llama, moe)
   bool causal = false;                // --causal_saving 1 (megatron)
 
@@ -111,7 +111,7 @@ void Config::finalize() {
     return;
   }
   const int64_t t = tp_eff();
-  head = t >= 4 ? t : t * ((4 + t - 1) / t);  // 4..8 heads, a multiple of tp
+  head = t >= 4 ? t : t * ((4 + t - 1) / t);    // 4..8 heads, a multiple of tp
   if (cp_algo == "ulysses") head = 2 * t * sp;  // cp divides the (KV) heads per tp rank
   kvhead = head / 2 >= 1 && (head / 2) % t == 0 && head % (head / 2) == 0 ? head / 2 : t;
   const int64_t head_dim = lcm(16, dp * sp * ep);
