@@ -36,7 +36,8 @@ TEST(AxesTable, EveryRowIsAFlagWithItsCheck) {
       EXPECT_EQ(r.status, 2) << flag;
       // An alias is the flag; another spelling is named as given.
       const std::string named = flag == a.spelling ? flag : std::string(a.flag);
-      EXPECT_EQ(r.err, "stg: error: " + named + " 0 is not a valid degree: use a whole number >= 1\n")
+      EXPECT_EQ(r.err,
+                "stg: error: " + named + " 0 is not a valid degree: use a whole number >= 1\n")
           << flag;
     }
   }
