@@ -30,12 +30,14 @@ const std::vector<std::string> kSmall = {"--num_stacks", "2",  "--dmodel", "64",
 TEST(AxesTable, EveryRowIsAFlagWithItsCheck) {
   TempDir tmp;
   for (const stg::mesh::AxisSpec& a : stg::mesh::kAxes) {
-    for (const std::string flag : {a.flag, a.alias}) {
+    for (const std::string flag : {a.flag, a.alias, a.spelling}) {
       if (flag.empty()) continue;
       const RunResult r = run_stg({flag, "0", "--output_dir", tmp.sub("o")}, tmp.path());
       EXPECT_EQ(r.status, 2) << flag;
-      EXPECT_EQ(r.err, "stg: error: " + std::string(a.flag) +
-                           " 0 is not a valid degree: use a whole number >= 1\n")
+      // An alias is the flag; another spelling is named as given.
+      const std::string named = flag == a.spelling ? flag : std::string(a.flag);
+      EXPECT_EQ(r.err,
+                "stg: error: " + named + " 0 is not a valid degree: use a whole number >= 1\n")
           << flag;
     }
   }
@@ -52,6 +54,10 @@ TEST(AxesTable, HelpListsEveryFlagInTheParallelismGroup) {
     const size_t at = r.out.find("\n  " + std::string(a.flag) + alias + " INT ");
     EXPECT_NE(at, std::string::npos) << a.flag;
     EXPECT_GT(at, group) << a.flag;
+    if (!*a.spelling) continue;
+    const size_t other = r.out.find("\n  " + std::string(a.spelling) + " INT ");
+    EXPECT_NE(other, std::string::npos) << a.spelling;
+    EXPECT_GT(other, group) << a.spelling;
   }
 }
 

@@ -151,7 +151,8 @@ Traces generate_and_read(const Config& c) {
       if (n.kind == NodeKind::kComp) {
         sums.flops += n.num_ops.value_or(0);
       } else if (n.kind == NodeKind::kColl) {
-        if (cp_groups.count(n.group.value_or(""))) sums.cp_colls[n.comm_type.value_or(-1)].add(size);
+        if (cp_groups.count(n.group.value_or("")))
+          sums.cp_colls[n.comm_type.value_or(-1)].add(size);
       } else if (n.kind == NodeKind::kSend) {
         const int64_t dst = n.comm_dst.value_or(-1);
         run.sends.insert({rank, dst, n.comm_tag.value_or(-1)});
@@ -278,10 +279,10 @@ TEST(ContextParallel, TotalWorkDoesNotDependOnTheAlgorithm) {
         base.B = 8;
         base.m = 2;
         std::map<std::string, int64_t> totals;
-        for (const auto& [name, algo] : std::vector<std::pair<std::string, CpAlgo>>{
-                 {"allgather", CpAlgo::kAllGather},
-                 {"ring", CpAlgo::kRing},
-                 {"ulysses", CpAlgo::kUlysses}}) {
+        for (const auto& [name, algo] :
+             std::vector<std::pair<std::string, CpAlgo>>{{"allgather", CpAlgo::kAllGather},
+                                                         {"ring", CpAlgo::kRing},
+                                                         {"ulysses", CpAlgo::kUlysses}}) {
           Config c = base;
           c.algo = algo;
           c.name = "flops_" + name + (megatron ? "_megatron" : "") + (causal ? "_causal" : "");
@@ -336,11 +337,10 @@ TEST(ContextParallel, UlyssesNeedsCpToDivideTheKvHeads) {
 
 TEST(ContextParallel, CommandLineSpellings) {
   stg_test::TempDir tmp({.prefix = "stg_cp_cli"});
-  const std::vector<std::string> model = {"--model_type", "llama", "--num_stacks", "2",
-                                          "--dmodel",     "256",   "--dff",        "512",
-                                          "--head",       "8",     "--kvhead",     "4",
-                                          "--dvocal",     "1024",  "--batch",      "4",
-                                          "--seq",        "64",    "--quiet"};
+  const std::vector<std::string> model = {
+      "--model_type", "llama", "--num_stacks", "2", "--dmodel", "256",  "--dff",   "512",
+      "--head",       "8",     "--kvhead",     "4", "--dvocal", "1024", "--batch", "4",
+      "--seq",        "64",    "--quiet"};
   auto run = [&](const std::string& out, std::vector<std::string> args) {
     args.insert(args.begin(), model.begin(), model.end());
     args.push_back("--output_dir");
@@ -354,22 +354,23 @@ TEST(ContextParallel, CommandLineSpellings) {
   for (const char* dir : {"cp", "both"})
     for (int r = 0; r < 2; ++r) {
       const std::string f = "workload." + std::to_string(r) + ".et";
-      EXPECT_EQ(stg_test::read_file(tmp.path() / dir / f), stg_test::read_file(tmp.path() / "sp" / f))
+      EXPECT_EQ(stg_test::read_file(tmp.path() / dir / f),
+                stg_test::read_file(tmp.path() / "sp" / f))
           << dir << " " << f;
     }
   // Two different values: refused, one line naming both flags, nothing written.
   const stg_test::RunResult r = run("bad", {"--cp", "4", "--sp", "2"});
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.err, "stg: error: --sp 2 and --cp 4 are two spellings of one degree: give one of them\n");
+  EXPECT_EQ(r.err,
+            "stg: error: --sp 2 and --cp 4 are two spellings of one degree: give one of them\n");
   EXPECT_FALSE(std::filesystem::exists(tmp.path() / "bad" / "workload.0.et"));
   const stg_test::RunResult algo = run("algo", {"--cp", "2", "--cp_algo", "rings"});
   EXPECT_EQ(algo.status, 2);
   EXPECT_NE(algo.err.find("--cp_algo 'rings' is unknown: did you mean ring?"), std::string::npos)
       << algo.err;
-  const stg_test::RunResult seed =
-      stg_test::run_stg({"--sp", "2", "--cp_algo", "ring", "--output_dir",
-                         (tmp.path() / "seed").string()},
-                        tmp.path());
+  const stg_test::RunResult seed = stg_test::run_stg(
+      {"--sp", "2", "--cp_algo", "ring", "--output_dir", (tmp.path() / "seed").string()},
+      tmp.path());
   EXPECT_EQ(seed.status, 2);
   EXPECT_NE(seed.err.find("--cp_algo ring and ulysses"), std::string::npos) << seed.err;
 }

@@ -118,7 +118,7 @@ void Config::finalize() {
     return;
   }
   const int64_t t = tp_eff();
-  head = t >= 4 ? t : t * ((4 + t - 1) / t);  // 4..8 heads, a multiple of tp
+  head = t >= 4 ? t : t * ((4 + t - 1) / t);    // 4..8 heads, a multiple of tp
   if (cp_algo == "ulysses") head = 2 * t * sp;  // cp divides the (KV) heads per tp rank
   kvhead = head / 2 >= 1 && (head / 2) % t == 0 && head % (head / 2) == 0 ? head / 2 : t;
   const int64_t head_dim = lcm(16, dp * sp * ep);

@@ -87,6 +87,9 @@ void apply_axis_spellings(const GenerateFlags& f, stg::Options& o) {
                             a.spelling + " " + std::to_string(*other) +
                             " are two spellings of one degree: give one of them");
     if (given) o.degree.row(r) = *given;
+    if (other && *other < 1)  // named as given (the degree check names the row's flag)
+      throw stg::UsageError(std::string(a.spelling) + " " + std::to_string(*other) +
+                            " is not a valid degree: use a whole number >= 1");
     if (other) o.degree.row(r) = *other;
   }
 }

@@ -83,10 +83,10 @@ std::vector<Collective> collectives_between(const Shape& from_shape, const Shape
       if (std::find(f.axes.begin(), f.axes.end(), out[i].axis) != f.axes.end()) at.push_back(i);
     if (at.size() != f.axes.size()) continue;
     const CollType type = out[at[0]].type;
-    if (!std::all_of(at.begin(), at.end(), [&](size_t i) { return out[i].type == type; }))
-      continue;
+    if (!std::all_of(at.begin(), at.end(), [&](size_t i) { return out[i].type == type; })) continue;
     out[at[0]].axis = f.group;
-    for (size_t k = at.size(); k-- > 1;) out.erase(out.begin() + static_cast<std::ptrdiff_t>(at[k]));
+    for (size_t k = at.size(); k-- > 1;)
+      out.erase(out.begin() + static_cast<std::ptrdiff_t>(at[k]));
   }
   return out;
 }

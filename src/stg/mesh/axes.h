@@ -21,7 +21,7 @@ struct AxisSpec {
   // Another spelling of the same degree parsed as a flag of its own, so that
   // two different values are refused (--cp for --sp), or "".
   const char* spelling;
-  const char* help;   // the flag's --help text
+  const char* help;  // the flag's --help text
   // The symbol of its degree in the shapes of gpt, llama, moe (and module
   // sheets), and in those of the seed's transformer, which named some
   // differently (sp: the later models call sequence parallelism cp).
@@ -44,8 +44,8 @@ inline constexpr AxisSpec kAxes[] = {
     {"dp", "--dp", "", "", "data-parallel degree", "dp", "dp", AxisKind::kData, 0, "dp", false,
      true},
     // --mp is the reference's older name for tp.
-    {"tp", "--tp", "--mp", "", "tensor-parallel degree (alias --mp)", "tp", "tp",
-     AxisKind::kTensor, 1, "tp", false, false},
+    {"tp", "--tp", "--mp", "", "tensor-parallel degree (alias --mp)", "tp", "tp", AxisKind::kTensor,
+     1, "tp", false, false},
     // Context parallelism: --sp is the reference's spelling, --cp Megatron's.
     {"sp", "--sp", "", "--cp", "context-parallel degree (--cp; the reference's --sp)", "cp", "sp",
      AxisKind::kSequence, 2, "cp", false, false},

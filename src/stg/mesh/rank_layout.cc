@@ -45,8 +45,8 @@ int64_t RankLayout::product_degree(const AxisProduct& p) const {
 }
 
 int64_t RankLayout::product_group_id(size_t k, const Coords& c) const {
-  int64_t id = 1 + axis_groups() +
-               static_cast<int64_t>(mesh_.stage_groups().size()) * ranks_per_stage();
+  int64_t id =
+      1 + axis_groups() + static_cast<int64_t>(mesh_.stage_groups().size()) * ranks_per_stage();
   for (size_t j = 0; j < k; ++j) id += num_ranks() / product_degree(mesh_.axis_products()[j]);
   const std::vector<int>& in = mesh_.axis_products()[k].axes;
   int64_t index = c.stage;  // [stage] + the other axes, first outermost

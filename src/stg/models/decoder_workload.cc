@@ -37,8 +37,8 @@ void check_weight_dims(const Workload& w) {
 }
 
 // Ulysses gives every cp rank whole heads of the tp rank's share.
-void check_cp_algo(const std::map<std::string, int64_t>& v, const Options& o,
-                   const DecoderSpec& d, const mesh::Degrees& degree) {
+void check_cp_algo(const std::map<std::string, int64_t>& v, const Options& o, const DecoderSpec& d,
+                   const mesh::Degrees& degree) {
   const int64_t cp = degree["sp"], tp = degree["tp"];
   if (o.cp_algo != CpAlgo::kUlysses || cp == 1) return;
   const bool gqa = d.any(AttentionKind::kGqa);

@@ -53,7 +53,8 @@ void add_weight_updates(graph::Graph& g, const std::vector<int>& grad_of_weight,
     int grad = dw;
     if (sharded_update && !shape.empty() && !shape[0].has_symbol(options.data_symbol)) {
       shape[0] = shape[0] / Expr::symbol(options.data_symbol);
-      if (!options.context_symbol.empty()) shape[0] = shape[0] / Expr::symbol(options.context_symbol);
+      if (!options.context_symbol.empty())
+        shape[0] = shape[0] / Expr::symbol(options.context_symbol);
       hidden = {Expr::constant(1)};
       if (options.zero_stage == 1 && !options.distributed_optimizer &&
           !g.result(dw).y_hidden.empty()) {

@@ -23,16 +23,16 @@ std::string format_attention_kv(const AttentionKv& a) {
   const char* algo = a.algo == CpAlgo::kRing      ? "ring"
                      : a.algo == CpAlgo::kUlysses ? "ulysses"
                                                   : "allgather";
-  const char* what = a.algo == CpAlgo::kRing ? "two chunks of K and V, the one held and the one arriving"
-                     : a.algo == CpAlgo::kUlysses
-                         ? "K and V of the whole sequence for 1/cp of the rank's KV heads"
-                         : "K and V gathered over the whole sequence";
+  const char* what =
+      a.algo == CpAlgo::kRing      ? "two chunks of K and V, the one held and the one arriving"
+      : a.algo == CpAlgo::kUlysses ? "K and V of the whole sequence for 1/cp of the rank's KV heads"
+                                   : "K and V gathered over the whole sequence";
   char line[400];
   std::snprintf(line, sizeof line,
                 "memory attention K/V per rank (--cp_algo %s, cp %lld): %.3f GiB while a block's "
                 "attention runs (%s)\n",
-                algo, static_cast<long long>(a.cp), attention_kv_bytes(a) / (1024.0 * 1024.0 * 1024.0),
-                what);
+                algo, static_cast<long long>(a.cp),
+                attention_kv_bytes(a) / (1024.0 * 1024.0 * 1024.0), what);
   return line;
 }
 

@@ -21,7 +21,7 @@ namespace stg::report {
 struct AttentionKv {
   CpAlgo algo = CpAlgo::kAllGather;
   int64_t cp = 1;
-  double sequences = 0;  // per rank, per micro-batch
+  double sequences = 0;                                 // per rank, per micro-batch
   int64_t seq = 0, k_dim = 0, v_dim = 0, kv_heads = 0;  // kv_heads: per tp rank
   int element_bytes = 2;
 };

@@ -60,6 +60,7 @@ std::map<std::string, std::string> group_axes(const CommGroups& comm_groups,
   constexpr auto kSpatial = mesh::mesh_labels();  // dp, tp, cp, ep
   size_t next = 0;
   int64_t product = 1;
+  std::map<std::string, int64_t> degree_of;
   for (const char* name : kSpatial) {
     if (next >= groups.size()) break;
     const int64_t degree = static_cast<int64_t>(groups[next]->second.size());
@@ -69,11 +70,23 @@ std::map<std::string, std::string> group_axes(const CommGroups& comm_groups,
     for (size_t end = next + static_cast<size_t>(n / degree); next < end; ++next)
       axes.emplace(groups[next]->first, name);
     product *= degree;
+    degree_of[name] = degree;
   }
+  // Megatron's dp x cp gradient groups: a block of groups of dp·cp ranks.
+  const int64_t dp_cp =
+      degree_of.count("dp") && degree_of.count("cp") && degree_of["dp"] > 1 && degree_of["cp"] > 1
+          ? degree_of["dp"] * degree_of["cp"]
+          : 0;
 
   const int64_t last_stage = n / per_stage - 1;
   for (; next < groups.size(); ++next) {
     const std::vector<int64_t>& m = groups[next]->second;
+    if (dp_cp > 0 && static_cast<int64_t>(m.size()) == dp_cp && is_block(groups, next, dp_cp, n)) {
+      for (size_t end = next + static_cast<size_t>(n / dp_cp); next < end; ++next)
+        axes.emplace(groups[next]->first, "dp x cp");
+      --next;
+      continue;
+    }
     bool embedding = false;
     if (m.size() == 2 && last_stage > 0) {
       const int64_t a = std::min(m[0], m[1]), b = std::max(m[0], m[1]);

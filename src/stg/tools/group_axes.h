@@ -3,7 +3,8 @@
 // axis (dp, tp, cp, ep), in that order, with ids from 1; a block of an axis
 // of degree d holds N/d groups of d ranks (singletons too). Megatron's
 // tied-embedding groups (one per rank position of a stage, pairing the first
-// and the last stage) follow the blocks.
+// and the last stage) and Megatron's dp x cp gradient groups (a block of
+// groups of dp·cp ranks) follow the blocks.
 #pragma once
 
 #include <cstdint>
@@ -14,7 +15,7 @@
 
 namespace stg::tools {
 
-// Axis names: "dp", "tp", "cp", "ep", "embedding", "other".
+// Axis names: "dp", "tp", "cp", "ep", "embedding", "dp x cp", "other".
 //
 // `ranks_per_stage` (R) tells the blocks of the spatial axes from what
 // follows them; pass the number of ranks N when the traces have no

@@ -153,7 +153,8 @@ Graph attention_projections(const Layout& l, const BlockSpec& spec) {
 // all-gather kernel.
 Graph cp_attention_kernel(const KernelDims& k, const MegatronParts& megatron,
                           const ContextParallel& cp) {
-  if (cp.degree > 1 && cp.algo == CpAlgo::kRing) return ring_attention_kernel(k, megatron, cp.degree);
+  if (cp.degree > 1 && cp.algo == CpAlgo::kRing)
+    return ring_attention_kernel(k, megatron, cp.degree);
   if (cp.degree > 1 && cp.algo == CpAlgo::kUlysses) return ulysses_attention_kernel(k, megatron);
   return attention_kernel(k, megatron);
 }

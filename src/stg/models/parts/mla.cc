@@ -113,10 +113,9 @@ Graph latent_attention(const Layout& l, const MegatronParts& megatron, const Con
   const Dims& d = dims();
   Graph g;
   g.append(projections(l), "", {}, {});
-  g.append(
-      cp_attention_kernel({d.qk_nope_dim + d.qk_rope_dim, d.v_head_dim, d.heads_tp, false},
-                          megatron, cp),
-      "attn_kernel.", {}, {});
+  g.append(cp_attention_kernel({d.qk_nope_dim + d.qk_rope_dim, d.v_head_dim, d.heads_tp, false},
+                               megatron, cp),
+           "attn_kernel.", {}, {});
   link_kernel(g, "attn_kernel.", {"q", "k", "v"}, {"dq", "dk", "dv"}, megatron);
   return g;
 }
