@@ -118,9 +118,15 @@ void add_replica(Graph& g, int mb, bool take, bool as_template, const Layout& la
     map(t.x1);
     map(t.x2);
     for (int& d : t.extra_deps) map(d);
-    // Per-micro-batch gradients are no longer the weights' gradients.
-    if (t.grad_of >= 0)
-      t.grad_of = layout.is_weight(t.grad_of) ? -1 : layout.copy_of(t.grad_of, mb);
+    // Per-micro-batch gradients are no longer the weights' gradients, but a
+    // weight's stays the backward's weight part (graph::phase_of), which a
+    // zero-bubble schedule runs apart.
+    if (t.grad_of >= 0 && layout.is_weight(t.grad_of)) {
+      if (t.is_backward() && g[t.grad_of].require_grads) t.phase = graph::Phase::kBackwardWeight;
+      t.grad_of = -1;
+    } else if (t.grad_of >= 0) {
+      t.grad_of = layout.copy_of(t.grad_of, mb);
+    }
     out.add(std::move(t), result[i]);
   }
 }

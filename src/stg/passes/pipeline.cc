@@ -9,7 +9,7 @@ int stage_of_block(int block, int num_blocks, int pp) {
   return block < big ? block / (base + 1) : extra + (block - big) / base;
 }
 
-void assign_stages(graph::Graph& g, int pp, int num_blocks, int chunks) {
+void assign_stages(graph::Graph& g, int pp, int num_blocks, int chunks, bool v_shape) {
   using Kind = graph::Placement::Kind;
   // More stages than blocks: the first and last parts become pipeline units
   // of their own (in, blocks..., out), split contiguously like blocks.
@@ -27,7 +27,8 @@ void assign_stages(graph::Graph& g, int pp, int num_blocks, int chunks) {
                                   : stage_of_block(unit, units, pp * chunks);
     // Placement does not enter an op's result: the cached result stays.
     graph::Tensor& t = g.mutable_tensor_keep_result(static_cast<int>(i));
-    t.stage = virtual_stage % pp;
+    const bool up = v_shape && virtual_stage >= pp;  // the V's second arm
+    t.stage = up ? 2 * pp - 1 - virtual_stage : virtual_stage % pp;
     t.chunk = virtual_stage / pp;
   }
 }
