@@ -14,6 +14,8 @@
 #include <string>
 #include <tuple>
 
+#include "stg/graph/csv_module.h"
+#include "stg/graph/weight_gradient_work.h"
 #include "stg/lower/schedule.h"
 #include "stg/lower/schedule_timeline.h"
 
@@ -137,6 +139,40 @@ TEST(PipelineSchedules, DualPipeNeedsEvenStagesAndEnoughMicroBatches) {
   EXPECT_EQ(lower::schedule_requirement(Schedule::kDualPipe, 4, 8), "");
   EXPECT_NE(lower::schedule_requirement(Schedule::kDualPipeV, 4, 7), "");
   EXPECT_EQ(lower::schedule_requirement(Schedule::kDualPipeV, 4, 8), "");
+}
+
+// W: the weight gradients and the backward work only they read, within one
+// block. Block 1's input gradient dh is B although only block 0's weight
+// gradient reads it; dy is B (dh reads it); dw1's input copy is W.
+TEST(PipelineSchedules, WeightGradientWorkStopsAtTheBlock) {
+  const graph::Graph g = graph::parse_module_csv(
+      "id,require_grads,x1,x2,op_type,op_attr,x1_shape,x1_hidden,x2_shape,x2_hidden,grad_of,"
+      "extra_attr\n"
+      "x,N,,,T,,\"B, D\",1,,,,{\"placement\": \"block:0\"}\n"
+      "w0,Y,,,T,,\"D, D\",1,,,,{\"placement\": \"block:0\"}\n"
+      "h,N,x,w0,M,\"bd,de->be\",\"B, D\",1,\"D, D\",1,,{\"placement\": \"block:0\"}\n"
+      "w1,Y,,,T,,\"D, D\",1,,,,{\"placement\": \"block:1\"}\n"
+      "y,N,h,w1,M,\"bd,de->be\",\"B, D\",1,\"D, D\",1,,{\"placement\": \"block:1\"}\n"
+      "dy,N,,,T,,\"B, D\",1,,,y,{\"placement\": \"block:1\"}\n"
+      "dyc,N,dy,,I,,\"B, D\",1,,,,\"{\"\"placement\"\": \"\"block:1\"\", \"\"backward\"\": "
+      "true}\"\n"
+      "dw1,N,dyc,h,M,\"be,bd->de\",\"B, D\",1,\"B, D\",1,w1,{\"placement\": \"block:1\"}\n"
+      "dh,N,dy,w1,M,\"be,de->bd\",\"B, D\",1,\"D, D\",1,h,{\"placement\": \"block:1\"}\n"
+      "dw0,N,dh,x,M,\"be,bd->de\",\"B, D\",1,\"B, D\",1,w0,{\"placement\": \"block:0\"}\n",
+      "test.csv");
+  const std::vector<bool> w = graph::weight_gradient_work(g);
+  std::map<std::string, bool> by_name;
+  for (size_t i = 0; i < g.size(); ++i) by_name[g[static_cast<int>(i)].name] = w[i];
+  EXPECT_EQ(by_name, (std::map<std::string, bool>{{"x", false},
+                                                  {"w0", false},
+                                                  {"h", false},
+                                                  {"w1", false},
+                                                  {"y", false},
+                                                  {"dy", false},
+                                                  {"dyc", true},
+                                                  {"dw1", true},
+                                                  {"dh", false},
+                                                  {"dw0", true}}));
 }
 
 }  // namespace
