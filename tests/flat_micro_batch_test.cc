@@ -52,6 +52,12 @@ std::string schedule_name(lower::Schedule s) {
       return "1f1b";
     case lower::Schedule::kInterleaved:
       return "interleaved";
+    case lower::Schedule::kZbH1:
+      return "zb_h1";
+    case lower::Schedule::kDualPipe:
+      return "dualpipe";
+    case lower::Schedule::kDualPipeV:
+      return "dualpipev";
   }
   return "?";
 }
@@ -188,10 +194,14 @@ std::vector<FlatCase> cases() {
   };
   const Plan plans[] = {{1, Schedule::kNone, 1},  {2, Schedule::kNone, 1},
                         {2, Schedule::kGpipe, 1}, {2, Schedule::k1F1B, 1},
-                        {4, Schedule::k1F1B, 1},  {2, Schedule::kInterleaved, 2}};
+                        {4, Schedule::k1F1B, 1},  {2, Schedule::kInterleaved, 2},
+                        {2, Schedule::kZbH1, 1},  {2, Schedule::kDualPipeV, 1}};
   // One and two micro-batches, few, and more than ten ("mb10" sorts before
   // "mb2").
+  // W apart (zb-h1, dualpipev): fewer; DualPipeV needs 2pp micro-batches.
   auto counts = [](const Plan& p) {
+    if (p.schedule == Schedule::kZbH1) return std::vector{3, 11};
+    if (p.schedule == Schedule::kDualPipeV) return std::vector{4, 5};
     return p.schedule == Schedule::kInterleaved ? std::vector{2, 4, 12} : std::vector{1, 2, 3, 11};
   };
   std::vector<FlatCase> out;

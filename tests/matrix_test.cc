@@ -751,6 +751,28 @@ std::vector<Config> build_matrix() {
     push(c);
   }
 
+  // N. Schedules that run W apart (zero-bubble ZB-H1; DualPipeV, two chunks
+  // per stage in a V), both frameworks, every later model; ZeRO 0-3 and
+  // recompute rotate.
+  for (const bool megatron : {false, true})
+    for (const std::string model : {"gpt", "llama", "moe"})
+      for (const std::string schedule : {"zb-h1", "dualpipev"}) {
+        Config c;
+        c.model = model;
+        c.megatron = megatron;
+        c.pp = schedule == "zb-h1" && model == "llama" ? 4 : 2;
+        if (model == "moe") c.ep = 2;
+        if (model == "gpt" && megatron) c.tp = 2;
+        c.stacks = schedule == "dualpipev" ? 2 * c.pp : c.pp;
+        c.micro_batches = schedule == "dualpipev" ? 2 * c.pp + (megatron ? 0 : 1) : c.pp + 1;
+        c.schedule = schedule;
+        const int i = index++;
+        c.schema = kSchemas[i % 3];
+        c.zero = i % 4;
+        c.recompute = i % 3 == 1;
+        push(c);
+      }
+
   // K. A few through the executable (compared with the in-process bytes).
   std::vector<Config> binary;
   for (size_t k = 0; k < out.size(); k += out.size() / 10) binary.push_back(out[k]);
@@ -972,10 +994,12 @@ class Summary : public ::testing::Test {
     EXPECT_EQ(seen["tpsp"], (std::set<std::string>{"0", "1"}));
     EXPECT_EQ(seen["moe.tpsp"], (std::set<std::string>{"1"}));
     EXPECT_EQ(seen["recompute"], (std::set<std::string>{"0", "1"}));
-    EXPECT_EQ(seen["schedule"], (std::set<std::string>{"none", "gpipe", "1f1b", "interleaved"}));
+    EXPECT_EQ(seen["schedule"], (std::set<std::string>{"none", "gpipe", "1f1b", "interleaved",
+                                                       "zb-h1", "dualpipev"}));
     for (const std::string model : {"gpt", "llama", "moe"})
-      EXPECT_EQ(seen["megatron." + model],
-                (std::set<std::string>{"none", "gpipe", "1f1b", "interleaved"}))
+      EXPECT_EQ(
+          seen["megatron." + model],
+          (std::set<std::string>{"none", "gpipe", "1f1b", "interleaved", "zb-h1", "dualpipev"}))
           << "--framework megatron " << model;
     EXPECT_EQ(seen["units"], (std::set<std::string>{"stg", "physical"}));
     EXPECT_EQ(seen["dtype"], (std::set<std::string>{"fp32", "bf16", "fp16", "fp8"}));

@@ -453,7 +453,15 @@ INSTANTIATE_TEST_SUITE_P(
         GenCase{"moe_1f1b",
                 "--model_type moe --dp 2 --tp 2 --pp 4 --ep 2 --num_stacks 8"
                 " --dmodel 256 --dff 1024 --head 8 --seq 128 --batch 16"
-                " --micro_batch 2 --pipeline_schedule 1f1b"}),
+                " --micro_batch 2 --pipeline_schedule 1f1b"},
+        GenCase{"gpt_zb_h1_sim",
+                "--model_type gpt --dp 2 --tp 2 --pp 4 --num_stacks 8 --dmodel 256"
+                " --dff 1024 --head 8 --seq 128 --batch 16 --micro_batch 2"
+                " --pipeline_schedule zb-h1 --trace_detail sim --activation_recompute 1"},
+        GenCase{"moe_dualpipev_megatron_sim",
+                "--framework megatron --model_type moe --dp 2 --pp 2 --ep 2 --num_stacks 4"
+                " --dmodel 256 --dff 1024 --head 8 --seq 128 --batch 16 --micro_batch 4"
+                " --pipeline_schedule dualpipev --trace_detail sim --zero_stage 3"}),
     [](const ::testing::TestParamInfo<GenCase>& info) { return std::string(info.param.name); });
 
 // A schedule bug planted in real output: on rank 0 (first pipeline stage),

@@ -30,8 +30,8 @@ TEST(Suggestions, ClosestValueAndWholeNumbers) {
        "--model_type 'lama' is unknown: did you mean llama? (use transformer, gpt (dense), llama, "
        "moe, qwen2, qwen3, qwen3-moe or deepseek)"},
       {{"--pipeline_schedule", "1F1B"},
-       "--pipeline_schedule '1F1B' is unknown: did you mean 1f1b? (use none, gpipe, 1f1b or "
-       "interleaved)"},
+       "--pipeline_schedule '1F1B' is unknown: did you mean 1f1b? (use none, gpipe, 1f1b, "
+       "interleaved, zb-h1, dualpipe or dualpipev)"},
       {{"--units", "phisical"},
        "--units 'phisical' is unknown: did you mean physical? (use stg or physical)"},
       {{"--units", "physical", "--dtype", "bf61"},

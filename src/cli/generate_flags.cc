@@ -20,7 +20,8 @@ void describe_command(CLI::App& app) {
       "  stg inspect DIR       summarise a trace directory (--json)\n"
       "Choices: --model_type " +
       stg::models::family_names() +
-      "; --pipeline_schedule none, gpipe, 1f1b or interleaved; --units stg or physical; "
+      "; --pipeline_schedule none, gpipe, 1f1b, interleaved, zb-h1 or dualpipev; --units stg or "
+      "physical; "
       "--chakra_schema_version v0.0.4, v0.0.1 or json. README.md has every flag and default.");
   app.get_formatter()->column_width(34);
   // As with the reference's argparse, a repeated flag takes its last value.
@@ -104,7 +105,8 @@ void add_model_flags(CLI::App& app, GenerateFlags& f) {
 
 void add_schedule_flags(CLI::App& app, GenerateFlags& f) {
   app.add_option("--pipeline_schedule", f.schedule,
-                 "none (order left to the simulator), gpipe, 1f1b or interleaved");
+                 "none (order left to the simulator), gpipe, 1f1b, interleaved, zb-h1 or "
+                 "dualpipev (docs/pipeline_schedules.md)");
   app.add_option("--virtual_stages", f.options.virtual_stages,
                  "layer chunks per stage (interleaved)");
   app.add_option("--pp_balance", f.pp_balance,

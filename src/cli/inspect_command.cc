@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "command_line.h"
+#include "schedule_chart.h"
 
 namespace cli {
 namespace {
@@ -116,8 +117,19 @@ void print_structure(const InspectReport& r) {
 }
 
 void add_options(CLI::App& app, stg::tools::InspectOptions& options, std::string& dir,
-                 bool& as_json) {
-  app.add_option("DIR", dir, "directory of per-rank traces")->required();
+                 bool& as_json, ScheduleChartRequest& chart) {
+  app.add_option("DIR", dir, "directory of per-rank traces (or --schedule)");
+  app.add_option("--schedule", chart.schedule,
+                 "instead of DIR: draw a pipeline schedule's order (gpipe, 1f1b, interleaved, "
+                 "zb-h1, dualpipe, dualpipev) with unit times, its bubble and activations");
+  app.add_option("--pp", chart.pp, "with --schedule: pipeline stages (default 4)")
+      ->check(CLI::Range(1, 64));
+  app.add_option("--micro_batches", chart.micro_batches,
+                 "with --schedule: micro-batches (default 8)")
+      ->check(CLI::Range(1, 1024));
+  app.add_option("--virtual_stages", chart.virtual_stages,
+                 "with --schedule interleaved: chunks per stage (default 2)")
+      ->check(CLI::Range(1, 16));
   app.add_option("--comm_group,--comm_group_file", options.comm_group_file,
                  "comm-group JSON (default: the one in DIR)")
       ->check(kFileName);
@@ -149,8 +161,26 @@ int inspect_main(const std::vector<std::string>& args) {
   stg::tools::InspectOptions options;
   std::string dir;
   bool as_json = false;
-  add_options(app, options, dir, as_json);
+  ScheduleChartRequest chart;
+  add_options(app, options, dir, as_json, chart);
   if (const auto done = parse_command(app, "inspect", args)) return *done;
+  if (!chart.schedule.empty()) {
+    try {
+      std::fputs(schedule_chart_text(chart).c_str(), stdout);
+      return 0;
+    } catch (const std::exception& e) {
+      std::string what = e.what();
+      if (what.rfind("--pipeline_schedule", 0) == 0) what.replace(0, 19, "--schedule");
+      std::fprintf(stderr, "stg inspect: error: %s\n", what.c_str());
+      return 2;
+    }
+  }
+  if (dir.empty()) {
+    std::fprintf(stderr,
+                 "stg inspect: error: DIR is required: give a trace directory or "
+                 "--schedule NAME\n");
+    return 2;
+  }
   const InspectReport report = stg::tools::inspect_dir(dir, options);
   if (as_json) {
     std::printf("%s\n", to_json(report).dump(1).c_str());

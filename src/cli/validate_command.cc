@@ -65,10 +65,14 @@ void add_options(CLI::App& app, stg::tools::ValidateOptions& options, std::strin
                "then replay all ranks (order only, ASTRA-sim issue rules) and fail (exit 1) if "
                "some node never completes; holds every rank's graph in memory at once");
   app.add_option("--peak_tflops", options.roofline.peak_tflops,
-                 "W1: ASTRA-sim's \"peak-perf\" in TFLOPS (default 989)")
+                 "W1 and the makespan: ASTRA-sim's \"peak-perf\" in TFLOPS (default 989)")
       ->check(kPositive);
   app.add_option("--mem_bw_gbps", options.roofline.mem_bw_gbps,
-                 "W1: ASTRA-sim's \"local-mem-bw\" in GB/s (default 3350)")
+                 "W1 and the makespan: ASTRA-sim's \"local-mem-bw\" in GB/s (default 3350)")
+      ->check(kPositive);
+  app.add_option("--link_gbps", options.link_gbps,
+                 "the makespan: GB/s per message, a send or collective taking comm_size / "
+                 "link_gbps (default 100)")
       ->check(kPositive);
 }
 
@@ -85,6 +89,7 @@ void print_validation(const stg::tools::ValidationReport& report) {
       std::fprintf(stderr, "validate: error: %s\n", e.c_str());
   std::printf("%s\n", report.verdict().c_str());
   if (report.replay) std::fputs(stg::tools::replay_summary(*report.replay).c_str(), stdout);
+  if (report.makespan) std::fputs(stg::tools::makespan_summary(*report.makespan).c_str(), stdout);
   std::fflush(stdout);
 }
 
@@ -97,6 +102,7 @@ int validate_main(const std::vector<std::string>& args) {
   std::string dir;
   add_options(app, options, dir);
   if (const auto done = parse_command(app, "validate", args)) return *done;
+  options.makespan = options.replay;
   const stg::tools::ValidationReport report = stg::tools::validate_dir(dir, options);
   print_validation(report);
   return report.exit_status();

@@ -121,7 +121,9 @@ passes::PassManager build_pipeline(const Options& o, const models::Workload& w, 
   passes::PassManager pm;
   if (!w.bindings.empty()) pm.emplace<passes::BindSymbols>(w.bindings);
   w.kind->add_graph_passes(pm, o, w, flat);
-  pm.emplace<passes::AssignStages>(w.model.num_blocks, o.virtual_stages, o.pp_balance_cost);
+  pm.emplace<passes::AssignStages>(w.model.num_blocks,
+                                   lower::schedule_chunks(o.pipeline_schedule, o.virtual_stages),
+                                   lower::v_shaped(o.pipeline_schedule), o.pp_balance_cost);
   pm.emplace<passes::InsertSendRecv>();
   // Ring attention's K/V chunks go round the cp ring.
   if (o.cp_algo == CpAlgo::kRing && o.degree["sp"] > 1) pm.emplace<passes::InsertAxisSendRecv>();
@@ -148,12 +150,20 @@ lower::LowerOptions lower_options(const Options& o, const models::Workload& w) {
   lo.order = f.node_order();
   lo.schedule = o.pipeline_schedule;
   lo.micro_batches = w.micro_batches;
-  const int chunks = o.virtual_stages;
-  require(chunks >= 1, "--virtual_stages " + std::to_string(chunks) + " is not valid: use >= 1");
-  require(chunks == 1 || lo.schedule == lower::Schedule::kInterleaved,
+  require(o.virtual_stages >= 1,
+          "--virtual_stages " + std::to_string(o.virtual_stages) + " is not valid: use >= 1");
+  require(o.virtual_stages == 1 || lo.schedule == lower::Schedule::kInterleaved,
           "--virtual_stages applies to --pipeline_schedule interleaved only: add it or drop "
           "--virtual_stages");
+  require(lo.schedule != lower::Schedule::kDualPipe,
+          "--pipeline_schedule dualpipe is not generated (its two directions need two copies of "
+          "the model in one step; `stg inspect --schedule dualpipe` draws it): use dualpipev, "
+          "the same order cut in half on one copy");
+  const int chunks = lower::schedule_chunks(lo.schedule, o.virtual_stages);
   const int64_t pp = w.mesh.stages();
+  const std::string too_few =
+      lower::schedule_requirement(lo.schedule, static_cast<int>(pp), w.micro_batches);
+  require(too_few.empty(), too_few);
   require(chunks == 1 || pp * chunks <= w.model.num_blocks,
           "--pp " + std::to_string(pp) + " x --virtual_stages " + std::to_string(chunks) +
               " is larger than --num_stacks " + std::to_string(w.model.num_blocks) +

@@ -41,8 +41,12 @@ lower::Schedule parse_schedule(std::string_view s) {
   if (s == "gpipe") return lower::Schedule::kGpipe;
   if (s == "1f1b") return lower::Schedule::k1F1B;
   if (s == "interleaved") return lower::Schedule::kInterleaved;
-  unknown_choice("--pipeline_schedule", s, {"none", "gpipe", "1f1b", "interleaved"},
-                 "none, gpipe, 1f1b or interleaved");
+  if (s == "zb-h1") return lower::Schedule::kZbH1;
+  if (s == "dualpipe") return lower::Schedule::kDualPipe;
+  if (s == "dualpipev") return lower::Schedule::kDualPipeV;
+  unknown_choice("--pipeline_schedule", s,
+                 {"none", "gpipe", "1f1b", "interleaved", "zb-h1", "dualpipe", "dualpipev"},
+                 "none, gpipe, 1f1b, interleaved, zb-h1, dualpipe or dualpipev");
 }
 
 CpAlgo parse_cp_algo(std::string_view s) {

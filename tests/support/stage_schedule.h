@@ -18,13 +18,14 @@ namespace stg_test {
 
 // Step index of each node in the stage's schedule, -1 if in none.
 inline std::vector<int> step_of_nodes(const stg::StageGraph& s,
-                                      const std::vector<stg::lower::Step>& steps) {
+                                      const std::vector<stg::lower::Step>& steps,
+                                      bool separate_weight_gradients = false) {
   std::vector<int> out(s.nodes.size(), -1);
   for (size_t i = 0; i < s.nodes.size(); ++i) {
     const stg::LoweredNode& n = s.nodes[i];
     if (n.kind != stg::NodeKind::kComp || !n.scheduled) continue;
-    const stg::lower::Step step{stg::lower::step_phase(n.phase), n.phase_step, n.micro_batch,
-                                n.chunk};
+    const stg::lower::Step step{stg::lower::step_phase(n.phase, separate_weight_gradients),
+                                n.phase_step, n.micro_batch, n.chunk};
     for (size_t k = 0; k < steps.size(); ++k)
       if (steps[k] == step) out[i] = static_cast<int>(k);
   }
@@ -39,7 +40,8 @@ inline void add_schedule_ctrl_deps(stg::StageGraph& s, const stg::lower::LowerOp
   if (o.schedule == Schedule::kNone) return;
   const std::vector<stg::lower::Step> steps =
       stg::lower::schedule_steps(o.schedule, s.stage, pp, o.micro_batches, o.chunks);
-  const std::vector<int> step_of = step_of_nodes(s, steps);
+  const std::vector<int> step_of =
+      step_of_nodes(s, steps, stg::lower::separates_weight_gradients(o.schedule));
   const int n = static_cast<int>(s.nodes.size());
   std::vector<std::vector<int>> children(n);
   for (int i = 0; i < n; ++i)

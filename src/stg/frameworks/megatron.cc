@@ -96,7 +96,9 @@ class Megatron : public Framework {
     parts.selective_recompute_core = true;
     parts.experts_carved_from_dp = true;
     parts.tie_embeddings = o.tie_embeddings.value_or(d.tied_embeddings);
-    parts.tied_stages_apart = parts.tie_embeddings && o.degree.stages() > 1;
+    // Under DualPipeV the first and the last part share stage 0.
+    parts.tied_stages_apart =
+        parts.tie_embeddings && o.degree.stages() > 1 && !lower::v_shaped(o.pipeline_schedule);
     parts.causal_saving = o.causal_saving.value_or(false);
     parts.reduce_per_step = zero_stage < 3;
     parts.reduce_over_dp_cp = true;

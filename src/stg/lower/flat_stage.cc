@@ -322,7 +322,7 @@ void FlatStage::check_dependencies() const {
 
 std::vector<Step> FlatStage::steps(const FlatSchedule& schedule) const {
   if (!schedule.phases.empty()) return phase_steps(schedule.phases, micro_batches_);
-  const int chunks = schedule.schedule == Schedule::kInterleaved ? std::max(1, schedule.chunks) : 1;
+  const int chunks = schedule_chunks(schedule.schedule, schedule.chunks);
   std::vector<Step> out;
   for (const Step& step :
        schedule_steps(schedule.schedule, one_.stage, stages_, micro_batches_, chunks))
@@ -341,9 +341,10 @@ void FlatStage::plan_schedule(const FlatSchedule& schedule) {
   for (const Step& step : all)
     step_keys_.emplace(key_tuple(step), static_cast<int>(step_keys_.size()));
   keys_ = static_cast<int>(step_keys_.size());
+  const bool split = separates_weight_gradients(schedule.schedule);
   for (size_t i = 0; i < n; ++i)
     if (nodes[i].kind == NodeKind::kComp && nodes[i].scheduled) {
-      const Step step{step_phase(nodes[i].phase), nodes[i].phase_step, 0, nodes[i].chunk};
+      const Step step{step_phase(nodes[i].phase, split), nodes[i].phase_step, 0, nodes[i].chunk};
       const auto it = step_keys_.find(key_tuple(step));
       if (it == step_keys_.end()) unsupported(one_.stage, "a node of no step of the schedule");
       if (!repeated_[i]) unsupported(one_.stage, "a scheduled node of no micro-batch");

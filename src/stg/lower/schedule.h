@@ -11,7 +11,7 @@
 
 namespace stg::lower {
 
-enum class Schedule { kNone, kGpipe, k1F1B, kInterleaved };
+enum class Schedule { kNone, kGpipe, k1F1B, kInterleaved, kZbH1, kDualPipe, kDualPipeV };
 
 // One step of a stage's schedule: a phase (graph::Phase) of one
 // micro-batch on one chunk. The training schedules step through forward
@@ -35,6 +35,36 @@ inline graph::Phase step_phase(graph::Phase node, bool separate_weight_gradients
              : node;
 }
 
+// Whether the schedule runs each backward as two steps, B (activation
+// gradients) and W (weight gradients), ordered on their own: zero-bubble
+// ZB-H1, DualPipe and DualPipeV.
+bool separates_weight_gradients(Schedule schedule);
+
+// Model chunks each stage holds: `virtual_stages` under interleaved 1F1B, 2
+// under DualPipe and DualPipeV, else 1.
+int schedule_chunks(Schedule schedule, int virtual_stages);
+
+// DualPipeV places the model's 2pp stages in a V: chunk 0 of stage s is
+// pipeline stage s, chunk 1 is pipeline stage 2pp-1-s.
+inline bool v_shaped(Schedule schedule) { return schedule == Schedule::kDualPipeV; }
+
+// The one-line error for a number of micro-batches the schedule cannot
+// order on `pp` stages, or "" (DualPipe: pp even, an even number of
+// micro-batches, at least 2pp; DualPipeV: at least 2pp).
+std::string schedule_requirement(Schedule schedule, int pp, int micro_batches);
+
+// A slot of a stage's schedule: the steps it runs at once. Every slot holds
+// one step except DualPipe's overlapped pairs, a forward of one chunk and
+// the backward (B) of the other, which start together.
+using Slot = std::vector<Step>;
+
+// Slots of `stage` in execution order (schedule_steps lists their steps).
+// Under DualPipe, chunk 0 of stage s is pipeline stage s of the micro-batches
+// that enter at stage 0 (0..m/2-1) and chunk 1 pipeline stage pp-1-s of
+// those that enter at stage pp-1 (m/2..m-1).
+std::vector<Slot> schedule_slots(Schedule schedule, int stage, int pp, int micro_batches,
+                                 int chunks);
+
 // Steps that run `phases` in order, each for micro-batches 0..n-1 (a
 // workload of several phases, such as prefill then decode steps).
 std::vector<Step> phase_steps(const std::vector<Step>& phases, int micro_batches);
@@ -43,12 +73,22 @@ std::vector<Step> phase_steps(const std::vector<Step>& phases, int micro_batches
 // backwards. 1F1B (Megatron): pp-stage-1 warm-up forwards, then one forward
 // and one backward alternating, then the remaining backwards. Interleaved
 // (Megatron): the same over micro-batch x chunk steps, micro-batches in
-// groups of pp, chunks ascending forward and descending backward.
+// groups of pp, chunks ascending forward and descending backward. ZB-H1
+// (Qi et al., ICLR 2024): 1F1B's forwards and input-gradient backwards (B),
+// stage s keeping the weight gradients (W) of s micro-batches pending, done
+// in the cool-down. DualPipe and DualPipeV: the eight phases of DeepSeek's
+// schedule (docs/pipeline_schedules.md).
 std::vector<Step> schedule_steps(Schedule schedule, int stage, int pp, int micro_batches,
                                  int chunks);
 
 // Largest number of micro-batch forwards whose activations a stage holds at
-// once (in units of a whole stage's activations).
+// once (in units of a whole stage's activations). Under the schedules that
+// separate W, a micro-batch's activations are held until its W is done.
+// Peak number of forwards (a micro-batch on one chunk) whose activations
+// the steps hold: a forward's until its backward's W when `split`, else its
+// backward.
+int peak_chunks_in_flight(const std::vector<Step>& steps, bool split);
+
 double activations_in_flight(Schedule schedule, int stage, int pp, int micro_batches, int chunks);
 
 }  // namespace stg::lower

@@ -5,6 +5,8 @@
 #include <stdexcept>
 #include <vector>
 
+#include "stg/graph/weight_gradient_work.h"
+
 namespace stg::passes {
 
 using expr::Expr;
@@ -98,7 +100,7 @@ std::map<int, Tensor> gradient_headers(const Graph& g, const std::map<int, int>&
 // Micro-batch mb's copy of every tensor but the weights. The last replica
 // (`take`) takes the tensors of `g` instead of copying them.
 void add_replica(Graph& g, int mb, bool take, bool as_template, const Layout& layout,
-                 const Results& result, Graph& out) {
+                 const Results& result, const std::vector<bool>& weight_work, Graph& out) {
   const std::string prefix = "mb" + std::to_string(mb) + ".";
   for (int i = 0; i < static_cast<int>(g.size()); ++i) {
     if (layout.is_weight(i)) continue;
@@ -118,7 +120,10 @@ void add_replica(Graph& g, int mb, bool take, bool as_template, const Layout& la
     map(t.x1);
     map(t.x2);
     for (int& d : t.extra_deps) map(d);
-    // Per-micro-batch gradients are no longer the weights' gradients.
+    // Per-micro-batch gradients are no longer the weights' gradients; the
+    // backward's weight part keeps its phase (graph::weight_gradient_work),
+    // which a zero-bubble schedule runs apart.
+    if (weight_work[i]) t.phase = graph::Phase::kBackwardWeight;
     if (t.grad_of >= 0)
       t.grad_of = layout.is_weight(t.grad_of) ? -1 : layout.copy_of(t.grad_of, mb);
     out.add(std::move(t), result[i]);
@@ -165,8 +170,9 @@ Graph replicate_micro_batches(Graph g, int count, const std::map<std::string, Ex
   add_shared_weights(g, layout, out);
   const Results result = rename_once(g, layout, renames);
   const std::map<int, Tensor> headers = gradient_headers(g, grad_of_weight);
+  const std::vector<bool> weight_work = graph::weight_gradient_work(g);
   for (int mb = 0; mb < count; ++mb)
-    add_replica(g, mb, mb + 1 == count, as_template, layout, result, out);
+    add_replica(g, mb, mb + 1 == count, as_template, layout, result, weight_work, out);
   for (const auto& [weight, grad] : grad_of_weight) {
     const int index = out.add(accumulated_gradient(out, layout, grad, count, headers.at(grad)));
     out.mutable_tensor(index).grad_of = layout.shared(weight);

@@ -68,7 +68,7 @@ std::vector<double> unit_costs(const graph::Graph& g, const expr::Values& values
 
 }  // namespace
 
-void assign_stages(graph::Graph& g, int pp, int num_blocks, int chunks,
+void assign_stages(graph::Graph& g, int pp, int num_blocks, int chunks, bool v_shape,
                    const expr::Values* cost_values) {
   using Kind = graph::Placement::Kind;
   // More stages than blocks: the first and last parts become pipeline units
@@ -90,7 +90,8 @@ void assign_stages(graph::Graph& g, int pp, int num_blocks, int chunks,
                                             : stage_of_block(unit, units, pp * chunks);
     // Placement does not enter an op's result: the cached result stays.
     graph::Tensor& t = g.mutable_tensor_keep_result(static_cast<int>(i));
-    t.stage = virtual_stage % pp;
+    const bool up = v_shape && virtual_stage >= pp;  // the V's second arm
+    t.stage = up ? 2 * pp - 1 - virtual_stage : virtual_stage % pp;
     t.chunk = virtual_stage / pp;
   }
 }

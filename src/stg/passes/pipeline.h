@@ -17,12 +17,14 @@ int stage_of_block(int block, int num_blocks, int pp);
 // With more stages than blocks (at most two more), the first and the last
 // part get stages of their own. With `chunks` > 1 (interleaved schedules)
 // the blocks are split into pp*chunks contiguous virtual stages, assigned
-// round-robin: chunk c of stage s holds virtual stage c*pp + s.
+// round-robin: chunk c of stage s holds virtual stage c*pp + s; `v_shape`
+// (DualPipeV, two chunks): chunk 0 of stage s holds virtual stage s and
+// chunk 1 virtual stage 2pp-1-s.
 // With `cost_values` (--pp_balance cost) the units are split into
 // contiguous runs by their work (FLOPs, or operation counts, evaluated with
 // these values) so that the most costly stage costs least, instead of by
 // count; the first and last parts count with the first and last block.
-void assign_stages(graph::Graph& g, int pp, int num_blocks, int chunks = 1,
+void assign_stages(graph::Graph& g, int pp, int num_blocks, int chunks = 1, bool v_shape = false,
                    const expr::Values* cost_values = nullptr);
 
 // The stage of each of `cost.size()` units in `stages` contiguous non-empty
@@ -32,17 +34,17 @@ std::vector<int> stages_by_cost(const std::vector<double>& cost, int stages);
 // Over the stages of the analyses' mesh, which owns the pipeline degree.
 class AssignStages : public Pass {
  public:
-  AssignStages(int num_blocks, int chunks, bool by_cost = false)
-      : blocks_(num_blocks), chunks_(chunks), by_cost_(by_cost) {}
+  AssignStages(int num_blocks, int chunks, bool v_shape = false, bool by_cost = false)
+      : blocks_(num_blocks), chunks_(chunks), v_shape_(v_shape), by_cost_(by_cost) {}
   std::string_view name() const override { return "assign-stages"; }
   void run(graph::Graph& g, Analyses& a) override {
-    assign_stages(g, static_cast<int>(a.mesh().stages()), blocks_, chunks_,
+    assign_stages(g, static_cast<int>(a.mesh().stages()), blocks_, chunks_, v_shape_,
                   by_cost_ ? &a.values() : nullptr);
   }
 
  private:
   int blocks_, chunks_;
-  bool by_cost_;
+  bool v_shape_, by_cost_;
 };
 
 }  // namespace stg::passes

@@ -518,6 +518,10 @@ class Validation {
     if (options_.replay) {
       if (report_.errors.empty()) {
         report_.replay = replay_dir(dir_, options_.comm_group_file, options_.threads);
+        if (options_.makespan && report_.replay->completed)
+          report_.makespan =
+              makespan_dir(dir_, options_.comm_group_file, {options_.roofline, options_.link_gbps},
+                           options_.threads);
       } else {
         report_.replay = ReplayResult();
         report_.replay->error = "not run: the input has errors";

@@ -35,6 +35,7 @@
 #include <string>
 #include <vector>
 
+#include "stg/tools/makespan.h"
 #include "stg/tools/replay.h"
 #include "stg/tools/roofline.h"
 
@@ -58,6 +59,10 @@ struct ValidateOptions {
   bool replay = false;
   // Hardware figures for the W1 warning (ASTRA-sim's system configuration).
   RooflineFigures roofline;
+  // After a replay that completes, the timed run (makespan.h) with
+  // `roofline` and `link_gbps`.
+  bool makespan = false;
+  double link_gbps = 100;
 };
 
 struct Violation {
@@ -83,6 +88,8 @@ struct ValidationReport {
   // Set when options.replay was given (with an error when the input was
   // unreadable and the replay did not run).
   std::optional<ReplayResult> replay;
+  // Set when options.makespan was given and the replay completed.
+  std::optional<MakespanResult> makespan;
 
   int64_t violations() const;
   int64_t count(Rule r) const { return counts[static_cast<int>(r)]; }

@@ -1,0 +1,51 @@
+// `stg validate --replay`'s timed run: the step's makespan under ASTRA-sim's
+// issue rules with simple times, and how long each rank's compute stands
+// idle (the pipeline bubble, plus waiting for communication).
+//
+// The rules are the replay's (replay.h), with time:
+//   * a compute node takes its roofline time (roofline.h: --peak_tflops,
+//     --mem_bw_gbps), one at a time per rank, the ready one with the lowest
+//     id first (ASTRA-sim runs one GPU compute node at a time);
+//   * SENDs and collectives share the rank's communication slot, the ready
+//     one with the lowest id first; a SEND holds it for comm_size /
+//     link bandwidth and is then received; a collective is held from its
+//     issue until every member has issued it (at the same position of the
+//     group's sequence) plus comm_size / link bandwidth (no algorithm factor:
+//     the figure compares orders, it does not predict the network);
+//   * a RECV completes when it is ready and its SEND is done; every other
+//     node completes when ready.
+// Times are in nanoseconds (compute truncated as ASTRA-sim does).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "stg/tools/roofline.h"
+
+namespace stg::tools {
+
+struct MakespanOptions {
+  RooflineFigures roofline;
+  double link_gbps = 100;  // GB/s per message (--link_gbps)
+};
+
+struct MakespanResult {
+  bool completed = false;
+  std::string error;  // unreadable input, or a node never done
+  double makespan_ns = 0;
+  // Per rank: the time its last node is done, its compute time, and the
+  // time its compute stands idle within the step (makespan - compute).
+  std::vector<double> end_ns, compute_ns, idle_ns;
+};
+
+// Runs the traces in `dir` (comm-group file as replay_dir). Run it on a set
+// the replay completed; never throws for bad input.
+MakespanResult makespan_dir(const std::string& dir, const std::string& comm_group_file,
+                            const MakespanOptions& options, int threads = 0);
+
+// "makespan: T ns; compute idle per rank: ..." lines ending in '\n'; up to
+// 32 ranks listed, else the least, median and largest idle.
+std::string makespan_summary(const MakespanResult& result);
+
+}  // namespace stg::tools

@@ -1,0 +1,187 @@
+// `stg validate --replay`'s timed run (stg/tools/makespan.h): hand-written
+// trace sets whose times are worked out here, and pipelines written from a
+// schedule's order (lower::schedule_slots) with unit times, whose bubble is
+// the papers' formula (docs/pipeline_schedules.md).
+#include "stg/tools/makespan.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+
+#include "stg/lower/schedule.h"
+#include "stg/lower/schedule_timeline.h"
+#include "support/trace_nodes.h"
+#include "support/trace_set.h"
+
+namespace stg::tools {
+namespace {
+
+namespace v4 = ChakraProtoMsg;
+using stg_test::comp_node;
+using stg_test::p2p_node;
+
+// One operation per ns: 0.001 TFLOPS, memory never the bound (tensor_size 1).
+// Roofline times are truncated doubles, so figures may miss by 1 ns a node.
+MakespanOptions unit_hardware(double link_gbps = 100) {
+  MakespanOptions o;
+  o.roofline.peak_tflops = 0.001;
+  o.link_gbps = link_gbps;
+  return o;
+}
+
+class TraceSet : public stg_test::TraceSet {
+ public:
+  TraceSet() : stg_test::TraceSet("stg_makespan_test") {}
+};
+
+v4::Node comp(uint64_t id, std::vector<uint64_t> deps, int64_t ns,
+              std::vector<uint64_t> ctrl = {}) {
+  return comp_node({id, std::move(deps), std::move(ctrl), "_COMP"}, ns, 1);
+}
+
+TEST(Makespan, ComputeThenMessageThenCompute) {
+  TraceSet t;
+  t.write_comm_groups(R"({"1": [0, 1]})");
+  // Rank 0: 1000 ns of compute, then a 100,000-byte send at 100 GB/s (1000
+  // ns); rank 1 receives it, then computes 3000 ns.
+  t.write_rank(0, {comp(1, {}, 1000), p2p_node(true, {2, {1}, {}, "_SEND"}, 1, 5, 100000)});
+  t.write_rank(1, {p2p_node(false, {1, {}, {}, "_RECV"}, 0, 5, 100000), comp(2, {1}, 3000)});
+  const MakespanResult r = makespan_dir(t.dir(), "", unit_hardware(), 1);
+  ASSERT_TRUE(r.completed) << r.error;
+  const double expected = 1000 + 100000 / 100.0 + 3000;
+  EXPECT_NEAR(r.makespan_ns, expected, 3);
+  EXPECT_NEAR(r.idle_ns[0], expected - 1000, 3);
+  EXPECT_NEAR(r.idle_ns[1], expected - 3000, 3);
+}
+
+TEST(Makespan, OneComputeAtATimeLowestIdFirst) {
+  TraceSet t;
+  t.write_comm_groups(R"({"1": [0, 1]})");
+  // Three independent nodes run one after the other: 600 ns.
+  t.write_rank(0, {comp(3, {}, 100), comp(1, {}, 200), comp(2, {}, 300)});
+  t.write_rank(1, {comp(1, {}, 50)});
+  const MakespanResult r = makespan_dir(t.dir(), "", unit_hardware(), 1);
+  ASSERT_TRUE(r.completed) << r.error;
+  EXPECT_NEAR(r.makespan_ns, 600, 3);
+  EXPECT_NEAR(r.idle_ns[1], 550, 3);
+}
+
+TEST(Makespan, CollectiveWaitsForItsLastMember) {
+  TraceSet t;
+  t.write_comm_groups(R"({"1": [0, 1]})");
+  // Rank 1 reaches the all-reduce 4000 ns after rank 0; it then takes
+  // 200,000 B / 100 GB/s = 2000 ns on both.
+  t.write_rank(0, {comp(1, {}, 1000), stg_test::coll_node({2, {1}, {}, "_COLL"}, 0, 200000, "1")});
+  t.write_rank(1, {comp(1, {}, 5000), stg_test::coll_node({2, {1}, {}, "_COLL"}, 0, 200000, "1")});
+  const MakespanResult r = makespan_dir(t.dir(), "", unit_hardware(), 1);
+  ASSERT_TRUE(r.completed) << r.error;
+  EXPECT_NEAR(r.makespan_ns, 5000 + 2000, 3);
+  EXPECT_NEAR(r.end_ns[0], 7000, 3);
+}
+
+// A pipeline written from a schedule's order: per stage, each step one
+// compute node (F, B or W, chained by ctrl_deps in the order), activations
+// and gradients sent between stages as zero-byte messages (free).
+constexpr int64_t kUnit = 100000;                           // ns per unit of time
+constexpr int64_t F = 2 * kUnit, B = 2 * kUnit, W = kUnit;  // B: a whole backward
+
+void write_pipeline(const TraceSet& t, lower::Schedule schedule, int pp, int micro_batches) {
+  using graph::Phase;
+  const int chunks = lower::schedule_chunks(schedule, 1);
+  const bool split = lower::separates_weight_gradients(schedule);
+  const int length = lower::pipeline_length(schedule, pp, chunks);
+  // The stage that holds pipeline position `at` (inverse of pipeline_position).
+  auto stage_at = [&](int at) {
+    for (int s = 0; s < pp; ++s)
+      for (int c = 0; c < chunks; ++c)
+        if (lower::pipeline_position(schedule, pp, chunks, s, c) == at) return s;
+    return -1;
+  };
+  std::string groups = "{\"1\": [";
+  for (int s = 0; s < pp; ++s) groups += (s ? ", " : "") + std::to_string(s);
+  t.write_comm_groups(groups + "]}");
+  // Node ids of each (phase, micro-batch, position) pass, per stage.
+  std::map<std::tuple<int, int, int>, uint64_t> pass_id;
+  auto tag = [](int phase, int mb, int at) { return (phase * 1000 + mb) * 100 + at; };
+  for (int s = 0; s < pp; ++s) {
+    std::vector<v4::Node> nodes;
+    uint64_t id = 1, previous = 0;
+    for (const lower::Slot& slot : lower::schedule_slots(schedule, s, pp, micro_batches, 1))
+      for (const lower::Step& st : slot) {
+        const int at = lower::pipeline_position(schedule, pp, chunks, s, st.chunk);
+        const int mb = st.micro_batch;
+        const int f = static_cast<int>(Phase::kForward),
+                  b = static_cast<int>(Phase::kBackwardInput);
+        std::vector<uint64_t> deps;
+        auto input = [&](int phase, int from) {  // the pass `phase` at position `from`
+          if (stage_at(from) == s) {
+            deps.push_back(pass_id.at({phase, mb, from}));
+          } else {
+            nodes.push_back(
+                p2p_node(false, {id, {}, {}, "_RECV"}, stage_at(from), tag(phase, mb, from), 0));
+            deps.push_back(id++);
+          }
+        };
+        int64_t ns = W;
+        if (st.phase == Phase::kForward) {
+          ns = F;
+          if (at > 0) input(f, at - 1);
+        } else if (st.phase == Phase::kBackwardInput) {
+          ns = split ? B - W : B;
+          deps.push_back(pass_id.at({f, mb, at}));
+          if (at < length - 1) input(b, at + 1);
+        } else {
+          deps.push_back(pass_id.at({b, mb, at}));
+        }
+        std::vector<uint64_t> ctrl;
+        if (previous) ctrl.push_back(previous);
+        nodes.push_back(comp(id, deps, ns, ctrl));
+        pass_id[{static_cast<int>(st.phase), mb, at}] = id;
+        previous = id++;
+        const int to = st.phase == Phase::kForward ? at + 1 : at - 1;
+        if (st.phase != Phase::kBackwardWeight && to >= 0 && to < length && stage_at(to) != s)
+          nodes.push_back(p2p_node(true, {id++, {previous}, {}, "_SEND"}, stage_at(to),
+                                   tag(static_cast<int>(st.phase), mb, at), 0));
+      }
+    t.write_rank(s, nodes);
+  }
+}
+
+double largest_idle(lower::Schedule schedule, int pp, int micro_batches) {
+  TraceSet t;
+  write_pipeline(t, schedule, pp, micro_batches);
+  const MakespanResult r = makespan_dir(t.dir(), "", unit_hardware(), 1);
+  EXPECT_TRUE(r.completed) << r.error;
+  return *std::max_element(r.idle_ns.begin(), r.idle_ns.end());
+}
+
+// Tolerance: a few ns of truncated roofline times per node on the path.
+constexpr double kSlack = 500;
+
+TEST(MakespanPipeline, OneFOneBBubbleIsTheTables) {
+  for (int pp : {2, 4})
+    EXPECT_NEAR(largest_idle(lower::Schedule::k1F1B, pp, 8), (pp - 1) * (F + B), kSlack);
+}
+
+TEST(MakespanPipeline, ZbH1BubbleIsTheTables) {
+  for (int pp : {2, 4})
+    EXPECT_NEAR(largest_idle(lower::Schedule::kZbH1, pp, 8), (pp - 1) * (F + B - 2 * W), kSlack);
+}
+
+// The traces run DualPipe's pairs one pass after the other, each as soon as
+// its input is there, which leaves at most the table's bubble (whose F&B
+// pair waits for both inputs; with F&B = F + B).
+TEST(MakespanPipeline, DualPipeVBubbleAtMostTheTables) {
+  for (int pp : {2, 4}) {
+    const int stages = 2 * pp;
+    const double table = (stages / 2 - 1) * ((F + B) + B - 3 * W);
+    const double idle = largest_idle(lower::Schedule::kDualPipeV, pp, 2 * pp + 2);
+    EXPECT_LE(idle, table + kSlack);
+    EXPECT_LT(idle, (stages - 1) * (F + B));  // less than 1F1B's over as many stages
+  }
+}
+
+}  // namespace
+}  // namespace stg::tools
