@@ -1,5 +1,8 @@
 #include "generate_flags.h"
 
+#include <limits>
+#include <string>
+
 #include "help_groups.h"
 #include "stg/mesh/axes.h"
 #include "stg/models/families/registry.h"
@@ -38,13 +41,26 @@ void add_output_flags(CLI::App& app, GenerateFlags& f) {
   app.add_option("--chakra_schema_version", f.schema, "v0.0.4, v0.0.1 or json");
   app.add_option("--trace_detail", f.trace_detail,
                  "full, or sim: only what a simulator reads, short names");
+  app.add_option("--astra_sim", f.astra_sim_dir,
+                 "DIR: write the traces into DIR with ASTRA-sim's network, system and "
+                 "remote-memory configurations and run.sh (H100-like defaults)");
+  app.add_option("--network_dims", o.network_dims,
+                 "--astra_sim network dimensions, e.g. 2,4: whole numbers >= 2 whose product is "
+                 "the rank count");
 }
+
+// What an integer flag accepts, for its messages.
+const char* const kAtLeastOne = "an integer >= 1";
+// No bound but the field's type: sizes that overflow are refused by the
+// library, naming the flags.
+constexpr int64_t kNoBound = std::numeric_limits<int64_t>::max();
 
 void add_parallel_flags(CLI::App& app, GenerateFlags& f) {
   for (int r = 0; r < stg::mesh::kNumAxes; ++r) {  // one flag per axis (mesh/axes.h)
     const stg::mesh::AxisSpec& a = stg::mesh::kAxes[r];
     const std::string alias = *a.alias ? std::string(",") + a.alias : "";
-    app.add_option(a.flag + alias, f.options.degree.row(r), a.help);
+    f.integers.add(app, a.flag + alias, f.options.degree.row(r), a.help, stg::kMaxRanks,
+                   "an integer from 1 to " + std::to_string(stg::kMaxRanks));
   }
   app.add_option("--weight_sharded", f.weight_sharded, "FSDP: shard weights over dp (0/1)");
 }
@@ -52,23 +68,27 @@ void add_parallel_flags(CLI::App& app, GenerateFlags& f) {
 void add_model_flags(CLI::App& app, GenerateFlags& f) {
   stg::Options& o = f.options;
   app.add_option("--model_type", f.model_type, stg::models::family_names());
-  app.add_option("--din", o.din, "input embedding size (transformer)");
-  app.add_option("--dout", o.dout, "output embedding size (transformer)");
-  app.add_option("--dvocal", o.dvocal, "vocabulary size (gpt, llama, moe)");
-  app.add_option("--dmodel", o.dmodel, "model (hidden) size");
-  app.add_option("--dff", o.dff, "feed-forward size");
-  app.add_option("--batch", o.batch, "global batch size");
-  app.add_option("--micro_batch", o.micro_batch,
+  f.integers.add(app, "--din", o.din, "input embedding size (transformer)", kNoBound, kAtLeastOne);
+  f.integers.add(app, "--dout", o.dout, "output embedding size (transformer)", kNoBound,
+                 kAtLeastOne);
+  f.integers.add(app, "--dvocal", o.dvocal, "vocabulary size (gpt, llama, moe)", kNoBound,
+                 kAtLeastOne);
+  f.integers.add(app, "--dmodel", o.dmodel, "model (hidden) size", kNoBound, kAtLeastOne);
+  f.integers.add(app, "--dff", o.dff, "feed-forward size", kNoBound, kAtLeastOne);
+  f.integers.add(app, "--batch", o.batch, "global batch size", kNoBound, kAtLeastOne);
+  f.integers.add(app, "--micro_batch", o.micro_batch,
                  "global micro-batch size in sequences, over all dp ranks (gpt, llama, moe; "
                  "-1: --batch, no micro-batching): batch = micro_batch x number of "
                  "micro-batches, and each dp rank runs micro_batch/dp sequences per micro-batch "
-                 "(Megatron's micro-batch size x dp)");
-  app.add_option("--seq", o.seq, "sequence length");
-  app.add_option("--head", o.head, "attention heads");
-  app.add_option("--kvhead", o.kvhead, "key/value heads (llama, moe)");
-  app.add_option("--num_stacks", o.num_stacks, "transformer blocks");
-  app.add_option("--experts", o.experts, "experts per MoE layer");
-  app.add_option("--kexperts", o.kexperts, "experts chosen per token");
+                 "(Megatron's micro-batch size x dp)",
+                 kNoBound, "an integer >= 1, or -1 for no micro-batching");
+  f.integers.add(app, "--seq", o.seq, "sequence length", kNoBound, kAtLeastOne);
+  f.integers.add(app, "--head", o.head, "attention heads", kNoBound, kAtLeastOne);
+  f.integers.add(app, "--kvhead", o.kvhead, "key/value heads (llama, moe)", kNoBound, kAtLeastOne);
+  f.integers.add(app, "--num_stacks", o.num_stacks, "transformer blocks", stg::kMaxStacks,
+                 "an integer from 1 to " + std::to_string(stg::kMaxStacks));
+  f.integers.add(app, "--experts", o.experts, "experts per MoE layer", kNoBound, kAtLeastOne);
+  f.integers.add(app, "--kexperts", o.kexperts, "experts chosen per token", kNoBound, kAtLeastOne);
   app.add_option("--tpsp", f.tpsp, "tensor + sequence parallel layouts (0/1)");
   app.add_option("--activation_recompute", f.recompute,
                  "0/none, 1/full: recompute each block's forward before its backward, or "
@@ -80,9 +100,11 @@ void add_model_flags(CLI::App& app, GenerateFlags& f) {
 void add_schedule_flags(CLI::App& app, GenerateFlags& f) {
   app.add_option("--pipeline_schedule", f.schedule,
                  "none (order left to the simulator), gpipe, 1f1b or interleaved");
-  app.add_option("--virtual_stages", f.options.virtual_stages,
-                 "layer chunks per stage (interleaved)");
-  app.add_option("--zero_stage", f.options.zero_stage, "ZeRO stage 0-3 (3 = --weight_sharded 1)");
+  f.integers.add(app, "--virtual_stages", f.options.virtual_stages,
+                 "layer chunks per stage (interleaved)", stg::kMaxStacks,
+                 "an integer from 1 to " + std::to_string(stg::kMaxStacks));
+  f.integers.add(app, "--zero_stage", f.options.zero_stage,
+                 "ZeRO stage 0-3 (3 = --weight_sharded 1)", 3, "an integer from 0 to 3");
 }
 
 void add_framework_flags(CLI::App& app, GenerateFlags& f) {
@@ -96,8 +118,9 @@ void add_framework_flags(CLI::App& app, GenerateFlags& f) {
                  "megatron: charge attention for the causal half only (0/1)");
   app.add_option("--grad_dtype", f.grad_dtype,
                  "megatron: gradient element type for accumulation and reduction (fp32 or bf16)");
-  app.add_option("--make_vocab_size_divisible_by", f.options.make_vocab_size_divisible_by,
-                 "megatron: pad the vocabulary to a multiple of this x tp (1: none)");
+  f.integers.add(app, "--make_vocab_size_divisible_by", f.options.make_vocab_size_divisible_by,
+                 "megatron: pad the vocabulary to a multiple of this x tp (1: none)", kNoBound,
+                 kAtLeastOne);
   app.add_option("--units", f.units, "stg (elements, MACs) or physical (bytes, FLOPs)");
   app.add_option("--dtype", f.dtype,
                  "fp32, bf16, fp16 or fp8: bytes per element (--units physical)");
@@ -111,7 +134,9 @@ void add_run_flags(CLI::App& app, GenerateFlags& f) {
   app.add_option("--shard", f.shard,
                  "i/n: write the i-th of n contiguous rank ranges (shard 0 also writes the "
                  "comm-group file); auto: i and n from mpirun, PMI or Slurm");
-  app.add_option("--threads", o.threads, "writer threads");
+  f.integers.add(
+      app, "--threads", o.threads, "writer threads", stg::kMaxThreads,
+      "an integer up to " + std::to_string(stg::kMaxThreads) + " (0 or less: one per core)");
   app.add_flag("--quiet", f.quiet, "print nothing on success");
   app.add_flag("--print_passes", f.print_passes,
                "print the pass pipeline of this run and exit (writes nothing)");

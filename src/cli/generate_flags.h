@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "integer_flags.h"
 #include "stg/options.h"
 
 namespace cli {
@@ -18,6 +19,9 @@ struct GenerateFlags {
   std::string framework, tie_embeddings, causal_saving, grad_dtype;
   std::string shard;
   std::string preset, hf_config;
+  std::string astra_sim_dir;  // --astra_sim DIR: the output directory, and ASTRA-sim's inputs
+  // The integer flags, checked before their values are used.
+  IntegerFlags integers;
   // What to do besides generating.
   bool quiet = false;
   bool validate = false;

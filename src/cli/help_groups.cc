@@ -24,6 +24,7 @@ constexpr const char* kZero = "ZeRO stages";
 constexpr const char* kUnits = "Physical units";
 constexpr const char* kModules = "Custom modules";
 constexpr const char* kMegatron = "Realistic training step (--framework megatron)";
+constexpr const char* kAstraSim = "ASTRA-sim inputs";
 
 constexpr FlagHelp kFlags[] = {
     {"--output_dir", kOutput, "."},
@@ -40,6 +41,8 @@ constexpr FlagHelp kFlags[] = {
     {"--dump_after", kOutput, "none"},
     {"--validate", kOutput, "off"},
     {"--print_step_figures", kOutput, "off"},
+    {"--astra_sim", kAstraSim, "off"},
+    {"--network_dims", kAstraSim, "one per parallel axis of degree > 1"},
     {"--weight_sharded", kParallelism, "0"},
     {"--model_type", kModel, "transformer"},
     {"--num_stacks", kModel, "32 / 80"},

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "command_line.h"
+#include "stg/options.h"
 
 namespace cli {
 namespace {
@@ -115,16 +116,17 @@ void print_structure(const InspectReport& r) {
   }
 }
 
-void add_options(CLI::App& app, stg::tools::InspectOptions& options, std::string& dir,
-                 bool& as_json) {
+void add_options(CLI::App& app, IntegerFlags& integers, stg::tools::InspectOptions& options,
+                 std::string& dir, bool& as_json) {
   app.add_option("DIR", dir, "directory of per-rank traces")->required();
   app.add_option("--comm_group,--comm_group_file", options.comm_group_file,
                  "comm-group JSON (default: the one in DIR)")
       ->check(kFileName);
   app.add_flag("--json", as_json, "print the figures as JSON");
   app.add_flag("--per_rank", options.per_rank, "also list every rank");
-  app.add_option("--threads", options.threads, "reader threads (default: one per core)")
-      ->check(CLI::Range(0, 1000000));
+  integers.add(app, "--threads", options.threads, "reader threads (default: one per core)",
+               stg::kMaxThreads,
+               "an integer up to " + std::to_string(stg::kMaxThreads) + " (0: one per core)");
 }
 
 }  // namespace
@@ -149,8 +151,9 @@ int inspect_main(const std::vector<std::string>& args) {
   stg::tools::InspectOptions options;
   std::string dir;
   bool as_json = false;
-  add_options(app, options, dir, as_json);
-  if (const auto done = parse_command(app, "inspect", args)) return *done;
+  IntegerFlags integers;
+  add_options(app, integers, options, dir, as_json);
+  if (const auto done = parse_command(app, integers, "inspect", args)) return *done;
   const InspectReport report = stg::tools::inspect_dir(dir, options);
   if (as_json) {
     std::printf("%s\n", to_json(report).dump(1).c_str());

@@ -7,6 +7,7 @@
 namespace stg::models {
 
 Workload build_workload(const Options& o) {
+  check_limits(o);
   const frameworks::Framework& f = frameworks::find(o.framework);
   f.check(o);
   Workload w = o.module_csv.empty() ? family_of(o).workload(o, f) : csv_workload(o, f);
