@@ -1,6 +1,6 @@
 // Mistyped values get the closest valid one; a number that is not whole is
 // named in the flag's words (not CLI11's "Could not convert"); --help groups
-// the flags as README.md does and shows every default.
+// the flags as docs/*.md do and shows every default.
 #include <sstream>
 #include <string>
 #include <vector>

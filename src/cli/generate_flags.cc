@@ -9,7 +9,7 @@
 #include "stg/models/registry.h"
 
 // The flags are added in groups, in the order --help lists them within their
-// README groups (help_groups.cc) and the order unknown-flag suggestions try
+// docs groups (help_groups.cc) and the order unknown-flag suggestions try
 // them: keep it.
 namespace cli {
 
@@ -24,7 +24,7 @@ void describe_command(CLI::App& app) {
       "Choices: --model_type " +
       stg::models::family_names() +
       "; --pipeline_schedule none, gpipe, 1f1b or interleaved; --units stg or physical; "
-      "--chakra_schema_version v0.0.4, v0.0.1 or json. README.md has every flag and default.");
+      "--chakra_schema_version v0.0.4, v0.0.1 or json. docs/flags.md has every flag and default.");
   app.get_formatter()->column_width(34);
   // As with the reference's argparse, a repeated flag takes its last value.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -110,8 +110,7 @@ void add_schedule_flags(CLI::App& app, GenerateFlags& f) {
 void add_framework_flags(CLI::App& app, GenerateFlags& f) {
   app.add_option("--framework", f.framework,
                  "reference (the reference generator's numbers) or megatron: the step as "
-                 "Megatron-LM runs it (implies --units physical, bf16; README \"Realistic "
-                 "training step\")");
+                 "Megatron-LM runs it (implies --units physical, bf16; docs/megatron.md)");
   app.add_option("--tie_embeddings", f.tie_embeddings,
                  "megatron: input and output embedding share one weight (0/1)");
   app.add_option("--causal_saving", f.causal_saving,

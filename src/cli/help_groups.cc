@@ -11,7 +11,7 @@ namespace {
 
 struct FlagHelp {
   std::string_view flag;
-  const char* group;     // the README section that describes the flag
+  const char* group;     // the docs section (docs/*.md) that describes the flag
   const char* fallback;  // what an unset flag means
 };
 
