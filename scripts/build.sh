@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# Configures and builds stg (Release) into build/ at the repository root,
-# whatever the caller's current directory.
+# Configures stg (Release) into build/ at the repository root, whatever the
+# caller's current directory, and builds the given targets: by default only
+# the `stg` binary (what the README's example needs); `all` also builds the
+# test suite (scripts/test.sh does).
+#   usage: bash scripts/build.sh [TARGET ...]     e.g. all, stg, stg_tests
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+targets=("$@")
+[[ ${#targets[@]} -eq 0 ]] && targets=(stg)
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
-cmake --build build -j"$(nproc)"
+cmake --build build -j"$(nproc)" --target "${targets[@]}"

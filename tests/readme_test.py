@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
-"""Runs every command block of README.md and checks the figures it quotes.
+"""Runs every command block of README.md and docs/*.md and checks the figures
+they quote, and that their relative links lead to files and headings that
+exist.
 
-Conventions (README.md follows them; CONTRIBUTING.md repeats them):
+Conventions (README.md and docs/*.md follow them; CONTRIBUTING.md repeats them):
 
 - A ```sh or ```bash block is a list of commands. Each block runs in a fresh
   temporary directory holding `build/stg` (the binary under test) and
@@ -29,7 +31,12 @@ Conventions (README.md follows them; CONTRIBUTING.md repeats them):
                                             README's text must mention
     <!-- readme-test: output -->            see above
 
-usage: readme_test.py --readme README.md --stg build/stg --repo .
+- A relative link, [text](path) or [text](path#anchor) or [text](#anchor),
+  must name a file of the repository and, for a .md file with an anchor, one
+  of its headings (GitHub's anchors: lower case, punctuation other than "-"
+  and "_" dropped, spaces as "-").
+
+usage: readme_test.py --readme README.md docs/*.md --stg build/stg --repo .
 """
 
 import argparse
@@ -47,21 +54,65 @@ STG = re.compile(r"(^|\s)(\./build/stg|stg)(\s|$)")
 SUBCOMMANDS = ("models", "validate", "inspect", "dot")
 
 
+LINK = re.compile(r"\]\(([^)\s]+)\)")
+
+
+def slug(heading):
+    """GitHub's anchor of a heading."""
+    text = heading.strip().lower()
+    return re.sub(r"[^a-z0-9 _-]", "", text).replace(" ", "-")
+
+
+def anchors(markdown):
+    out, fence = set(), False
+    for line in markdown.split("\n"):
+        if line.startswith("```"):
+            fence = not fence
+        elif not fence and line.startswith("#"):
+            out.add(slug(line.lstrip("#")))
+    return out
+
+
+def link_errors(path, text, repo):
+    """Relative links of `text` (the file at `path`) that lead nowhere."""
+    errors, fence = [], False
+    for number, line in enumerate(text.split("\n"), 1):
+        if line.startswith("```"):
+            fence = not fence
+            continue
+        if fence:
+            continue
+        for target in LINK.findall(line):
+            if re.match(r"^[a-z]+:", target):
+                continue  # https:, mailto:
+            file, _, anchor = target.partition("#")
+            where = os.path.normpath(os.path.join(os.path.dirname(path), file)) if file else path
+            if not os.path.exists(where):
+                errors.append("%s:%d: link to %s: no such file" % (path, number, target))
+                continue
+            if anchor and where.endswith(".md"):
+                with open(where) as f:
+                    if anchor not in anchors(f.read()):
+                        errors.append("%s:%d: link to %s: no such heading" % (path, number, target))
+    return errors
+
+
 class Block:
-    def __init__(self, line, lang, text, marker):
+    def __init__(self, line, lang, text, marker, path="README.md"):
+        self.path = path  # the Markdown file
         self.line = line  # 1-based line of the opening fence
         self.lang = lang
         self.text = text
         self.marker = marker  # (kind, argument) or None
 
 
-def parse_blocks(readme):
+def parse_blocks(readme, path="README.md"):
     blocks, marker, fence = [], None, None
     lines = readme.split("\n")
     for number, line in enumerate(lines, 1):
         if fence is not None:
             if line.strip() == "```":
-                blocks.append(Block(fence[0], fence[1], "\n".join(fence[2]), fence[3]))
+                blocks.append(Block(fence[0], fence[1], "\n".join(fence[2]), fence[3], path))
                 fence = None
             else:
                 fence[2].append(line)
@@ -122,9 +173,10 @@ def sandbox(stg, repo):
     os.symlink(os.path.join(os.path.abspath(repo), "tests"), os.path.join(d, "tests"))
     env = dict(os.environ)
     env["PATH"] = os.path.join(d, "build") + os.pathsep + env.get("PATH", "")
-    if os.geteuid() == 0:  # mpirun refuses root without these
-        env["OMPI_ALLOW_RUN_AS_ROOT"] = "1"
-        env["OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"] = "1"
+    # No OMPI_ALLOW_RUN_AS_ROOT here: the README's mpirun line must work as
+    # written for root, the user it assumes.
+    for name in ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"):
+        env.pop(name, None)
     return d, env
 
 
@@ -158,7 +210,7 @@ def run_shell_block(block, stg, repo):
             status, out = run(c, d, env)
             output += out
             if status != 0:
-                errors.append("README.md:%d: `%s` exited with %d:\n%s" % (block.line, c, status, out))
+                errors.append("%s:%d: `%s` exited with %d:\n%s" % (block.path, block.line, c, status, out))
                 break
     finally:
         shutil.rmtree(d, ignore_errors=True)
@@ -179,12 +231,13 @@ def run_console_block(block, stg, repo):
             status, out = run(command, d, env)
             should_fail = any("error:" in l for l in expected)
             if (status != 0) != should_fail:
-                errors.append("README.md:%d: `%s` exited with %d:\n%s" % (block.line, command, status, out))
+                errors.append("%s:%d: `%s` exited with %d:\n%s" %
+                              (block.path, block.line, command, status, out))
                 continue
             lost = missing_lines(expected, out)
             if lost is not None:
-                errors.append("README.md:%d: `%s` did not print\n  %s\nit printed:\n%s" %
-                              (block.line, command, lost, out))
+                errors.append("%s:%d: `%s` did not print\n  %s\nit printed:\n%s" %
+                              (block.path, block.line, command, lost, out))
     finally:
         shutil.rmtree(d, ignore_errors=True)
     return errors, len(steps), sum(len(e) for _, e in steps)
@@ -192,12 +245,16 @@ def run_console_block(block, stg, repo):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--readme", required=True)
+    ap.add_argument("--readme", required=True, nargs="+", help="README.md and docs/*.md")
     ap.add_argument("--stg", required=True)
     ap.add_argument("--repo", required=True)
     a = ap.parse_args()
-    with open(a.readme) as f:
-        blocks = parse_blocks(f.read())
+    blocks, errors = [], []
+    for path in a.readme:
+        with open(path) as f:
+            text = f.read()
+        blocks += parse_blocks(text, os.path.relpath(path, a.repo))
+        errors += link_errors(path, text, a.repo)
 
     shell = [b for b in blocks if b.lang in ("sh", "bash") and (b.marker or ("",))[0] != "skip"]
     console = [b for b in blocks if b.lang == "console"]
@@ -206,9 +263,9 @@ def main():
         shell_results = dict(zip(shell, pool.map(lambda b: run_shell_block(b, a.stg, a.repo), shell)))
         console_results = list(pool.map(lambda b: run_console_block(b, a.stg, a.repo), console))
 
-    errors, commands, checked = [], 0, 0
+    commands, checked = 0, 0
     if not shell and not console:
-        errors.append("%s: no command blocks found" % a.readme)
+        errors.append("%s: no command blocks found" % ", ".join(a.readme))
     for b in shell:
         errors += shell_results[b][0]
         commands += shell_results[b][2]
@@ -216,26 +273,29 @@ def main():
         errors += e
         commands += n
         checked += lines
-    # Output blocks: against the last shell block above them.
+    # Output blocks: against the last shell block above them, in the same file.
     last = None
     for b in blocks:
+        if last is not None and last.path != b.path:
+            last = None
         if b in shell_results:
             last = b
         elif b.marker and b.marker[0] == "output":
             expected = [l for l in b.text.split("\n") if l.strip()]
             checked += len(expected)
             if last is None:
-                errors.append("README.md:%d: output block without a command block above it" % b.line)
+                errors.append("%s:%d: output block without a command block above it" % (b.path, b.line))
                 continue
             lost = missing_lines(expected, shell_results[last][1])
             if lost is not None:
-                errors.append("README.md:%d: the block at line %d did not print\n  %s\nit printed:\n%s" %
-                              (b.line, last.line, lost, shell_results[last][1]))
+                errors.append("%s:%d: the block at line %d did not print\n  %s\nit printed:\n%s" %
+                              (b.path, b.line, last.line, lost, shell_results[last][1]))
     for e in errors:
         print(e, file=sys.stderr)
-    print("readme: %d blocks, %d commands run, %d output lines checked, %d blocks skipped (%s); %s" %
-          (len(shell) + len(console), commands, checked, len(skipped),
-           ", ".join("line %d" % b.line for b in skipped) or "none",
+    print("readme: %d files, %d blocks, %d commands run, %d output lines checked, "
+          "%d blocks skipped (%s); %s" %
+          (len(a.readme), len(shell) + len(console), commands, checked, len(skipped),
+           ", ".join("%s:%d" % (b.path, b.line) for b in skipped) or "none",
            "%d failures" % len(errors) if errors else "all passed"))
     return 1 if errors else 0
 

@@ -1,6 +1,6 @@
 // Mistyped values get the closest valid one; a number that is not whole is
 // named in the flag's words (not CLI11's "Could not convert"); --help groups
-// the flags as README.md does and shows every default.
+// the flags as docs/*.md do and shows every default.
 #include <sstream>
 #include <string>
 #include <vector>
@@ -23,14 +23,14 @@ struct Mistake {
 TEST(Suggestions, ClosestValueAndWholeNumbers) {
   TempDir tmp;
   const Mistake cases[] = {
-      {{"--model", "Llama3-8B"},
-       "--model 'Llama3-8B' is unknown: did you mean llama3-8b? run `stg models` for the list"},
+      {{"--model", "lama3-8b"},
+       "--model 'lama3-8b' is unknown: did you mean llama3-8b? run `stg models` for the list"},
       {{"--model", "qwen"}, "--model 'qwen' is unknown: run `stg models` for the list"},
       {{"--model_type", "lama"},
        "--model_type 'lama' is unknown: did you mean llama? (use transformer, gpt (dense), llama, "
        "moe, qwen2, qwen3, qwen3-moe or deepseek)"},
-      {{"--pipeline_schedule", "1F1B"},
-       "--pipeline_schedule '1F1B' is unknown: did you mean 1f1b? (use none, gpipe, 1f1b, "
+      {{"--pipeline_schedule", "1f1c"},
+       "--pipeline_schedule '1f1c' is unknown: did you mean 1f1b? (use none, gpipe, 1f1b, "
        "interleaved, zb-h1, dualpipe or dualpipev)"},
       {{"--units", "phisical"},
        "--units 'phisical' is unknown: did you mean physical? (use stg or physical)"},
@@ -41,8 +41,10 @@ TEST(Suggestions, ClosestValueAndWholeNumbers) {
        "json)"},
       {{"--chakra_schema_version", "v9"},
        "--chakra_schema_version 'v9' is unknown: use v0.0.4, v0.0.1 or json"},
-      {{"--dp", "2.5"}, "--dp 2.5 is not a whole number: use an integer >= 1"},
-      {{"--num_stacks", "four"}, "--num_stacks four is not a whole number: use an integer >= 1"},
+      {{"--dp", "2.5"}, "--dp 2.5 is not a whole number: use an integer from 1 to 2147483647"},
+      {{"--num_stacks", "four"},
+       "--num_stacks four is not a whole number: use an integer from 1 to 10000"},
+      {{"--seq", "1e3"}, "--seq 1e3 is not a whole number: use an integer >= 1"},
       {{"--zero_stage", "1.0"},
        "--zero_stage 1.0 is not a whole number: use an integer from 0 to 3"},
   };

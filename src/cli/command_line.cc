@@ -22,8 +22,13 @@ const CLI::Validator kPositive(
     },
     "NUMBER > 0");
 
-std::optional<int> parse_command(CLI::App& app, const std::string& command,
-                                 std::vector<std::string> args) {
+std::optional<int> parse_command(CLI::App& app, const IntegerFlags& integers,
+                                 const std::string& command, std::vector<std::string> args) {
+  auto usage_error = [&](const std::string& what) {
+    std::fprintf(stderr, "stg %s: error: %s (see stg %s --help)\n", command.c_str(), what.c_str(),
+                 command.c_str());
+    return 2;
+  };
   app.get_formatter()->column_width(24);
   std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first
   try {
@@ -31,12 +36,12 @@ std::optional<int> parse_command(CLI::App& app, const std::string& command,
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    if (const std::string message = integers.check(); !message.empty()) return usage_error(message);
     std::string what = e.what();
     std::replace(what.begin(), what.end(), '\n', ' ');
-    std::fprintf(stderr, "stg %s: error: %s (see stg %s --help)\n", command.c_str(), what.c_str(),
-                 command.c_str());
-    return 2;
+    return usage_error(what);
   }
+  if (const std::string message = integers.check(); !message.empty()) return usage_error(message);
   return std::nullopt;
 }
 

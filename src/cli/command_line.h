@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "integer_flags.h"
+
 namespace cli {
 
 // Refuses an empty file name (CLI11 accepts "" as a value).
@@ -16,10 +18,10 @@ extern const CLI::Validator kFileName;
 // range).
 extern const CLI::Validator kPositive;
 
-// Parses `args` (the arguments after the word `command`) into `app`.
-// Returns an exit status when the command ends here: 0 after --help, 2 after
-// a usage error (one line on stderr).
-std::optional<int> parse_command(CLI::App& app, const std::string& command,
-                                 std::vector<std::string> args);
+// Parses `args` (the arguments after the word `command`) into `app`, its
+// integer flags in `integers`. Returns an exit status when the command ends
+// here: 0 after --help, 2 after a usage error (one line on stderr).
+std::optional<int> parse_command(CLI::App& app, const IntegerFlags& integers,
+                                 const std::string& command, std::vector<std::string> args);
 
 }  // namespace cli

@@ -2,8 +2,11 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <limits>
 
 #include "command_line.h"
+#include "integer_flags.h"
+#include "stg/options.h"
 #include "stg/tools/dot_graph.h"
 #include "stg/tools/trace_set.h"
 
@@ -22,12 +25,13 @@ int dot_main(const std::vector<std::string>& args) {
   int64_t rank = 0;
   stg::tools::DotOptions options;
   app.add_option("DIR", dir, "directory of per-rank traces")->required();
-  app.add_option("--rank", rank, "the rank to draw (default 0)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
-  app.add_option("--max_nodes", options.max_nodes,
-                 "draw the first N nodes of the trace, 0 for all (default 500)")
-      ->check(CLI::Range(int64_t{0}, int64_t{1} << 40));
-  if (const auto done = parse_command(app, "dot", args)) return *done;
+  IntegerFlags integers;
+  integers.add(app, "--rank", rank, "the rank to draw (default 0)", stg::kMaxRanks - 1,
+               "an integer from 0 to " + std::to_string(stg::kMaxRanks - 1));
+  integers.add(app, "--max_nodes", options.max_nodes,
+               "draw the first N nodes of the trace, 0 for all (default 500)",
+               std::numeric_limits<int64_t>::max(), "an integer >= 0 (0: all)");
+  if (const auto done = parse_command(app, integers, "dot", args)) return *done;
 
   stg::tools::TraceSet set;
   if (!set.open(dir)) {

@@ -1,12 +1,15 @@
 #include "generate_flags.h"
 
+#include <limits>
+#include <string>
+
 #include "help_groups.h"
 #include "stg/mesh/axes.h"
 #include "stg/models/families/registry.h"
 #include "stg/models/registry.h"
 
 // The flags are added in groups, in the order --help lists them within their
-// README groups (help_groups.cc) and the order unknown-flag suggestions try
+// docs groups (help_groups.cc) and the order unknown-flag suggestions try
 // them: keep it.
 namespace cli {
 
@@ -21,8 +24,8 @@ void describe_command(CLI::App& app) {
       "Choices: --model_type " +
       stg::models::family_names() +
       "; --pipeline_schedule none, gpipe, 1f1b, interleaved, zb-h1 or dualpipev; --units stg or "
-      "physical; "
-      "--chakra_schema_version v0.0.4, v0.0.1 or json. README.md has every flag and default.");
+      "physical; --chakra_schema_version v0.0.4, v0.0.1 or json. docs/flags.md has every flag "
+      "and default.");
   app.get_formatter()->column_width(34);
   // As with the reference's argparse, a repeated flag takes its last value.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -39,19 +42,33 @@ void add_output_flags(CLI::App& app, GenerateFlags& f) {
   app.add_option("--chakra_schema_version", f.schema, "v0.0.4, v0.0.1 or json");
   app.add_option("--trace_detail", f.trace_detail,
                  "full, or sim: only what a simulator reads, short names");
+  app.add_option("--astra_sim", f.astra_sim_dir,
+                 "DIR: write the traces into DIR with ASTRA-sim's network, system and "
+                 "remote-memory configurations and run.sh (H100-like defaults)");
+  app.add_option("--network_dims", o.network_dims,
+                 "--astra_sim network dimensions, e.g. 2,4: whole numbers >= 2 whose product is "
+                 "the rank count");
 }
+
+// What an integer flag accepts, for its messages.
+const char* const kAtLeastOne = "an integer >= 1";
+// No bound but the field's type: sizes that overflow are refused by the
+// library, naming the flags.
+constexpr int64_t kNoBound = std::numeric_limits<int64_t>::max();
 
 void add_parallel_flags(CLI::App& app, GenerateFlags& f) {
   for (int r = 0; r < stg::mesh::kNumAxes; ++r) {  // one flag per axis (mesh/axes.h)
     const stg::mesh::AxisSpec& a = stg::mesh::kAxes[r];
     const std::string alias = *a.alias ? std::string(",") + a.alias : "";
+    const std::string valid = "an integer from 1 to " + std::to_string(stg::kMaxRanks);
     if (!*a.spelling) {
-      app.add_option(a.flag + alias, f.options.degree.row(r), a.help);
+      f.integers.add(app, a.flag + alias, f.options.degree.row(r), a.help, stg::kMaxRanks, valid);
       continue;
     }
-    app.add_option(a.flag + alias, f.axis_flag[r], a.help);
-    app.add_option(a.spelling, f.axis_spelling[r],
-                   std::string("the same degree as ") + a.flag + " (give one of them)");
+    f.integers.add(app, a.flag + alias, f.axis_flag[r], a.help, stg::kMaxRanks, valid);
+    f.integers.add(app, a.spelling, f.axis_spelling[r],
+                   std::string("the same degree as ") + a.flag + " (give one of them)",
+                   stg::kMaxRanks, valid);
   }
   app.add_option("--cp_algo", f.cp_algo,
                  "allgather, ring or ulysses: how attention crosses the context-parallel axis "
@@ -62,39 +79,51 @@ void add_parallel_flags(CLI::App& app, GenerateFlags& f) {
 void add_model_flags(CLI::App& app, GenerateFlags& f) {
   stg::Options& o = f.options;
   app.add_option("--model_type", f.model_type, stg::models::family_names());
-  app.add_option("--din", o.din, "input embedding size (transformer)");
-  app.add_option("--dout", o.dout, "output embedding size (transformer)");
-  app.add_option("--dvocal", o.dvocal, "vocabulary size (gpt, llama, moe)");
-  app.add_option("--dmodel", o.dmodel, "model (hidden) size");
-  app.add_option("--dff", o.dff, "feed-forward size");
-  app.add_option("--batch", o.batch, "global batch size");
-  app.add_option("--micro_batch", o.micro_batch,
+  f.integers.add(app, "--din", o.din, "input embedding size (transformer)", kNoBound, kAtLeastOne);
+  f.integers.add(app, "--dout", o.dout, "output embedding size (transformer)", kNoBound,
+                 kAtLeastOne);
+  f.integers.add(app, "--dvocal", o.dvocal, "vocabulary size (gpt, llama, moe)", kNoBound,
+                 kAtLeastOne);
+  f.integers.add(app, "--dmodel", o.dmodel, "model (hidden) size", kNoBound, kAtLeastOne);
+  f.integers.add(app, "--dff", o.dff, "feed-forward size", kNoBound, kAtLeastOne);
+  f.integers.add(app, "--batch", o.batch, "global batch size", kNoBound, kAtLeastOne);
+  f.integers.add(app, "--micro_batch", o.micro_batch,
                  "global micro-batch size in sequences, over all dp ranks (gpt, llama, moe; "
                  "-1: --batch, no micro-batching): batch = micro_batch x number of "
                  "micro-batches, and each dp rank runs micro_batch/dp sequences per micro-batch "
-                 "(Megatron's micro-batch size x dp)");
-  app.add_option("--seq", o.seq, "sequence length");
-  app.add_option("--head", o.head, "attention heads");
-  app.add_option("--kvhead", o.kvhead, "key/value heads (llama, moe)");
-  app.add_option("--num_stacks", o.num_stacks, "transformer blocks");
-  app.add_option("--experts", o.experts, "experts per MoE layer");
-  app.add_option("--kexperts", o.kexperts, "experts chosen per token");
-  app.add_option("--head_dim", o.head_dim,
-                 "per-head width of attention (qwen3, qwen3-moe; default --dmodel / --head)");
-  app.add_option("--dff_expert", o.dff_expert,
-                 "each expert's FFN width (MoE families; default --dff)");
-  app.add_option("--shared_experts", o.shared_experts,
-                 "experts every token passes through besides its --kexperts (MoE families)");
-  app.add_option("--dense_blocks", o.dense_blocks,
-                 "the first k blocks dense, the rest MoE (MoE families)");
-  app.add_option("--q_lora_rank", o.q_lora_rank, "MLA query compression rank (deepseek)");
-  app.add_option("--kv_lora_rank", o.kv_lora_rank, "MLA key-value compression rank (deepseek)");
-  app.add_option("--qk_nope_head_dim", o.qk_nope_dim,
-                 "MLA per-head query/key dims without rotary embedding (deepseek)");
-  app.add_option("--qk_rope_head_dim", o.qk_rope_dim,
+                 "(Megatron's micro-batch size x dp)",
+                 kNoBound, "an integer >= 1, or -1 for no micro-batching");
+  f.integers.add(app, "--seq", o.seq, "sequence length", kNoBound, kAtLeastOne);
+  f.integers.add(app, "--head", o.head, "attention heads", kNoBound, kAtLeastOne);
+  f.integers.add(app, "--kvhead", o.kvhead, "key/value heads (llama, moe)", kNoBound, kAtLeastOne);
+  f.integers.add(app, "--num_stacks", o.num_stacks, "transformer blocks", stg::kMaxStacks,
+                 "an integer from 1 to " + std::to_string(stg::kMaxStacks));
+  f.integers.add(app, "--experts", o.experts, "experts per MoE layer", kNoBound, kAtLeastOne);
+  f.integers.add(app, "--kexperts", o.kexperts, "experts chosen per token", kNoBound, kAtLeastOne);
+  f.integers.add(app, "--head_dim", o.head_dim,
+                 "per-head width of attention (qwen3, qwen3-moe; default --dmodel / --head)",
+                 kNoBound, kAtLeastOne);
+  f.integers.add(app, "--dff_expert", o.dff_expert,
+                 "each expert's FFN width (MoE families; default --dff)", kNoBound, kAtLeastOne);
+  f.integers.add(app, "--shared_experts", o.shared_experts,
+                 "experts every token passes through besides its --kexperts (MoE families)",
+                 kNoBound, "an integer >= 0");
+  f.integers.add(app, "--dense_blocks", o.dense_blocks,
+                 "the first k blocks dense, the rest MoE (MoE families)", stg::kMaxStacks,
+                 "an integer from 0 to " + std::to_string(stg::kMaxStacks));
+  f.integers.add(app, "--q_lora_rank", o.q_lora_rank, "MLA query compression rank (deepseek)",
+                 kNoBound, kAtLeastOne);
+  f.integers.add(app, "--kv_lora_rank", o.kv_lora_rank,
+                 "MLA key-value compression rank (deepseek)", kNoBound, kAtLeastOne);
+  f.integers.add(app, "--qk_nope_head_dim", o.qk_nope_dim,
+                 "MLA per-head query/key dims without rotary embedding (deepseek)", kNoBound,
+                 kAtLeastOne);
+  f.integers.add(app, "--qk_rope_head_dim", o.qk_rope_dim,
                  "MLA per-head query/key dims with rotary embedding, the key's shared by all "
-                 "heads (deepseek)");
-  app.add_option("--v_head_dim", o.v_head_dim, "MLA per-head value dims (deepseek)");
+                 "heads (deepseek)",
+                 kNoBound, kAtLeastOne);
+  f.integers.add(app, "--v_head_dim", o.v_head_dim, "MLA per-head value dims (deepseek)",
+                 kNoBound, kAtLeastOne);
   app.add_option("--tpsp", f.tpsp, "tensor + sequence parallel layouts (0/1)");
   app.add_option("--activation_recompute", f.recompute,
                  "0/none, 1/full: recompute each block's forward before its backward, or "
@@ -107,27 +136,29 @@ void add_schedule_flags(CLI::App& app, GenerateFlags& f) {
   app.add_option("--pipeline_schedule", f.schedule,
                  "none (order left to the simulator), gpipe, 1f1b, interleaved, zb-h1 or "
                  "dualpipev (docs/pipeline_schedules.md)");
-  app.add_option("--virtual_stages", f.options.virtual_stages,
-                 "layer chunks per stage (interleaved)");
+  f.integers.add(app, "--virtual_stages", f.options.virtual_stages,
+                 "layer chunks per stage (interleaved)", stg::kMaxStacks,
+                 "an integer from 1 to " + std::to_string(stg::kMaxStacks));
   app.add_option("--pp_balance", f.pp_balance,
                  "count (blocks split evenly over the stages) or cost (split by their FLOPs, "
                  "the ends included)");
-  app.add_option("--zero_stage", f.options.zero_stage, "ZeRO stage 0-3 (3 = --weight_sharded 1)");
+  f.integers.add(app, "--zero_stage", f.options.zero_stage,
+                 "ZeRO stage 0-3 (3 = --weight_sharded 1)", 3, "an integer from 0 to 3");
 }
 
 void add_framework_flags(CLI::App& app, GenerateFlags& f) {
   app.add_option("--framework", f.framework,
                  "reference (the reference generator's numbers) or megatron: the step as "
-                 "Megatron-LM runs it (implies --units physical, bf16; README \"Realistic "
-                 "training step\")");
+                 "Megatron-LM runs it (implies --units physical, bf16; docs/megatron.md)");
   app.add_option("--tie_embeddings", f.tie_embeddings,
                  "megatron: input and output embedding share one weight (0/1)");
   app.add_option("--causal_saving", f.causal_saving,
                  "megatron: charge attention for the causal half only (0/1)");
   app.add_option("--grad_dtype", f.grad_dtype,
                  "megatron: gradient element type for accumulation and reduction (fp32 or bf16)");
-  app.add_option("--make_vocab_size_divisible_by", f.options.make_vocab_size_divisible_by,
-                 "megatron: pad the vocabulary to a multiple of this x tp (1: none)");
+  f.integers.add(app, "--make_vocab_size_divisible_by", f.options.make_vocab_size_divisible_by,
+                 "megatron: pad the vocabulary to a multiple of this x tp (1: none)", kNoBound,
+                 kAtLeastOne);
   app.add_option("--units", f.units, "stg (elements, MACs) or physical (bytes, FLOPs)");
   app.add_option("--dtype", f.dtype,
                  "fp32, bf16, fp16 or fp8: bytes per element (--units physical)");
@@ -141,7 +172,9 @@ void add_run_flags(CLI::App& app, GenerateFlags& f) {
   app.add_option("--shard", f.shard,
                  "i/n: write the i-th of n contiguous rank ranges (shard 0 also writes the "
                  "comm-group file); auto: i and n from mpirun, PMI or Slurm");
-  app.add_option("--threads", o.threads, "writer threads");
+  f.integers.add(
+      app, "--threads", o.threads, "writer threads", stg::kMaxThreads,
+      "an integer up to " + std::to_string(stg::kMaxThreads) + " (0 or less: one per core)");
   app.add_flag("--quiet", f.quiet, "print nothing on success");
   app.add_flag("--print_passes", f.print_passes,
                "print the pass pipeline of this run and exit (writes nothing)");

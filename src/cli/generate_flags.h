@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 
+#include "integer_flags.h"
 #include "stg/options.h"
 
 namespace cli {
@@ -25,6 +26,9 @@ struct GenerateFlags {
   // An axis with two spellings (mesh/axes.h, AxisSpec::spelling): each
   // spelling's value, so that two different ones are refused.
   std::array<std::optional<int64_t>, stg::mesh::kNumAxes> axis_flag, axis_spelling;
+  std::string astra_sim_dir;  // --astra_sim DIR: the output directory, and ASTRA-sim's inputs
+  // The integer flags, checked before their values are used.
+  IntegerFlags integers;
   // What to do besides generating.
   bool quiet = false;
   bool validate = false;

@@ -100,6 +100,16 @@ std::vector<std::string> apply_text_flags(GenerateFlags& f) {
   stg::Options& o = f.options;
   apply_words(f, o);
   apply_axis_spellings(f, o);
+  if (!f.astra_sim_dir.empty()) {
+    // --astra_sim DIR is where the traces go: another --output_dir contradicts it.
+    if (o.output_dir != "." && o.output_dir != f.astra_sim_dir)
+      throw stg::UsageError("--astra_sim " + f.astra_sim_dir +
+                            " writes the traces there, not to "
+                            "--output_dir " +
+                            o.output_dir + ": give only one of them");
+    o.output_dir = f.astra_sim_dir;
+    o.astra_sim = true;
+  }
   if (!f.shard.empty())
     std::tie(o.shard_index, o.shard_count) = stg::parse_shard(
         f.shard, [](const char* name) { return static_cast<const char*>(std::getenv(name)); });

@@ -1,7 +1,7 @@
 #include "generate_parse.h"
 
 #include <algorithm>
-#include <exception>
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -12,64 +12,73 @@ namespace cli {
 
 namespace {
 
-// CLI11's "Could not convert" for a flag that takes a whole number, in the
-// flag's words: "--dp 2.5 is not a whole number: use an integer >= 1".
-std::string not_a_whole_number(const CLI::App& app) {
-  for (const CLI::Option* opt : app.get_options()) {
-    if (opt->get_type_name() != "INT" || opt->count() == 0) continue;
-    const std::string text = opt->results().back();
-    size_t used = 0;
-    try {
-      std::stoll(text, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == text.size() && !text.empty()) continue;
-    const std::string name = opt->get_name();
-    std::string valid = "an integer >= 1";
-    if (name == "--threads") valid = "an integer (0 or less: one per core)";
-    if (name == "--zero_stage") valid = "an integer from 0 to 3";
-    if (name == "--micro_batch") valid = "an integer >= 1, or -1 for no micro-batching";
-    return name + " " + text + " is not a whole number: use " + valid;
-  }
-  return "";
+const CLI::Option* find_option(const CLI::App& app, const std::string& name) {
+  for (const CLI::Option* opt : app.get_options())
+    for (const std::string& n : opt->get_lnames())
+      if ("--" + n == name) return opt;
+  return nullptr;
 }
 
-// An unknown flag is named, with the closest known one: "" when all are known.
-std::string unknown_flag(const CLI::App& app, int argc, char** argv) {
+// "did you mean --dp?" for `name`, or "".
+std::string suggestion(const CLI::App& app, const std::string& name) {
   std::vector<std::string> names;
   for (const CLI::Option* opt : app.get_options())
     for (const std::string& n : opt->get_lnames()) names.push_back("--" + n);
+  const std::string close = stg::util::closest(name, names);
+  return close.empty() ? "" : "did you mean " + close + "?";
+}
+
+// An argument where a flag belongs that is not one of ours, in stg's words
+// (CLI11's own text would be "The following argument was not expected"):
+// an unknown --flag with the closest known one, a flag with one dash
+// ("-dp" -> --dp), or a word. "" when every argument is a known flag or the
+// value of one.
+std::string stray_argument(const CLI::App& app, int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
-    if (arg.rfind("--", 0) != 0 || arg == "--") continue;
-    const std::string name = arg.substr(0, arg.find('='));
-    if (std::find(names.begin(), names.end(), name) != names.end()) continue;
-    const std::string close = stg::util::closest(name, names);
-    return "unknown flag " + name + (close.empty() ? "" : ": did you mean " + close + "?") +
-           " (see stg --help)";
+    if (arg == "-h") continue;
+    if (arg.rfind("--", 0) == 0 && arg != "--") {
+      const std::string name = arg.substr(0, arg.find('='));
+      const CLI::Option* opt = find_option(app, name);
+      if (!opt) {
+        const std::string close = suggestion(app, name);
+        return "unknown flag " + name + (close.empty() ? "" : ": " + close) + " (see stg --help)";
+      }
+      // Its value is the next argument, whatever it looks like (--micro_batch -1).
+      if (name.size() == arg.size() && opt->get_items_expected_min() > 0) ++i;
+      continue;
+    }
+    if (arg.size() > 1 && arg[0] == '-' && std::isalpha(static_cast<unsigned char>(arg[1]))) {
+      const std::string name = "-" + arg.substr(0, arg.find('='));
+      const std::string close = suggestion(app, name);
+      return "unknown flag " + arg.substr(0, arg.find('=')) + ": flags start with two dashes" +
+             (close.empty() ? "" : ", " + close) + " (see stg --help)";
+    }
+    return "unexpected argument '" + arg +
+           "': flags start with two dashes (--dp 2) and the subcommands are models, validate "
+           "and inspect (see stg --help)";
   }
   return "";
 }
 
 }  // namespace
 
-std::optional<int> parse_generate_command(CLI::App& app, int argc, char** argv) {
-  if (const std::string message = unknown_flag(app, argc, argv); !message.empty())
+std::optional<int> parse_generate_command(CLI::App& app, const IntegerFlags& integers, int argc,
+                                          char** argv) {
+  if (const std::string message = stray_argument(app, argc, argv); !message.empty())
     return fail(message);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
-  } catch (const CLI::ConversionError& e) {
-    const std::string message = not_a_whole_number(app);
-    if (!message.empty()) return fail(message);
-    return fail(std::string(e.what()) + " (see stg --help)");
   } catch (const CLI::ParseError& e) {
+    // A value CLI11 cannot convert is an integer flag's: say so in stg's words.
+    if (const std::string message = integers.check(); !message.empty()) return fail(message);
     std::string what = e.what();
     std::replace(what.begin(), what.end(), '\n', ' ');
     return fail(what + " (see stg --help)");
   }
+  if (const std::string message = integers.check(); !message.empty()) return fail(message);
   return std::nullopt;
 }
 

@@ -4,12 +4,17 @@
 #include <CLI/CLI.hpp>
 #include <optional>
 
+#include "integer_flags.h"
+
 namespace cli {
 
-// Parses argv into `app` (its flags added by add_generate_flags). Returns
-// an exit status when the command ends here: 0 after --help; 2 after an
-// unknown flag (named, with the closest known one), a value that is not a
-// whole number, or another CLI11 parse error (one line on stderr).
-std::optional<int> parse_generate_command(CLI::App& app, int argc, char** argv);
+// Parses argv into `app` (its flags added by add_generate_flags, the
+// integer ones in `integers`). Returns an exit status when the command ends
+// here: 0 after --help; 2 after an unknown flag (named, with the closest
+// known one; "-dp" is --dp with one dash), an argument that is not a flag, an
+// integer flag whose value is not a whole number in its range, or another
+// CLI11 parse error (one line on stderr).
+std::optional<int> parse_generate_command(CLI::App& app, const IntegerFlags& integers, int argc,
+                                          char** argv);
 
 }  // namespace cli

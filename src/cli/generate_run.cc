@@ -34,14 +34,34 @@ stg::RunSummary generate_traces(const GenerateFlags& f) {
   return stg::generate(f.options, bar ? &*bar : nullptr);
 }
 
+// 1528 -> "1,528".
+std::string with_commas(int64_t n) {
+  std::string digits = std::to_string(n);
+  for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(i, ",");
+  return digits;
+}
+
+// "stg: 8 ranks, 9 files, ..." for a whole run, "stg: ranks 32-63 of 64, 32
+// files, ..." for a part (--ranks, --shard): what this process wrote.
 void print_summary(const GenerateFlags& f, const stg::RunSummary& s, double seconds) {
   if (!s.memory_report.empty()) std::fputs(s.memory_report.c_str(), stdout);
   if (f.print_step_figures) std::fputs(stg::report::format_step_figures(s.step).c_str(), stdout);
-  if (!f.quiet)
-    std::printf("stg: %lld ranks, %lld files, %lld bytes, %lld nodes in %.3f s -> %s\n",
-                static_cast<long long>(s.ranks), static_cast<long long>(s.files),
-                static_cast<long long>(s.bytes), static_cast<long long>(s.nodes), seconds,
-                f.options.output_dir.c_str());
+  if (f.quiet) return;
+  const bool part = s.first_rank != 0 || s.last_rank != s.ranks - 1;
+  const std::string ranks = !part                        ? std::to_string(s.ranks) + " ranks"
+                            : s.last_rank < s.first_rank ? "no ranks of " + std::to_string(s.ranks)
+                                                         : "ranks " + std::to_string(s.first_rank) +
+                                                               "-" + std::to_string(s.last_rank) +
+                                                               " of " + std::to_string(s.ranks);
+  const std::string removed = s.stale_files_removed == 0
+                                  ? ""
+                                  : " (removed " + with_commas(s.stale_files_removed) +
+                                        " rank file" + (s.stale_files_removed == 1 ? "" : "s") +
+                                        " of an earlier run)";
+  std::printf("stg: %s, %lld files, %lld bytes, %lld nodes in %.3f s -> %s%s\n", ranks.c_str(),
+              static_cast<long long>(s.files), static_cast<long long>(s.bytes),
+              static_cast<long long>(s.nodes), seconds, f.options.output_dir.c_str(),
+              removed.c_str());
 }
 
 int run(const GenerateFlags& f) {

@@ -11,7 +11,7 @@ namespace {
 
 struct FlagHelp {
   std::string_view flag;
-  const char* group;     // the README section that describes the flag
+  const char* group;     // the docs section (docs/*.md) that describes the flag
   const char* fallback;  // what an unset flag means
 };
 
@@ -24,6 +24,7 @@ constexpr const char* kZero = "ZeRO stages";
 constexpr const char* kUnits = "Physical units";
 constexpr const char* kModules = "Custom modules";
 constexpr const char* kMegatron = "Realistic training step (--framework megatron)";
+constexpr const char* kAstraSim = "ASTRA-sim inputs";
 
 constexpr FlagHelp kFlags[] = {
     {"--output_dir", kOutput, "."},
@@ -40,6 +41,8 @@ constexpr FlagHelp kFlags[] = {
     {"--dump_after", kOutput, "none"},
     {"--validate", kOutput, "off"},
     {"--print_step_figures", kOutput, "off"},
+    {"--astra_sim", kAstraSim, "off"},
+    {"--network_dims", kAstraSim, "one per parallel axis of degree > 1"},
     {"--weight_sharded", kParallelism, "0"},
     {"--cp_algo", kParallelism, "allgather"},
     {"--model_type", kModel, "transformer"},

@@ -5,6 +5,7 @@
 
 #include "command_line.h"
 #include "schedule_chart.h"
+#include "stg/options.h"
 
 namespace cli {
 namespace {
@@ -116,8 +117,8 @@ void print_structure(const InspectReport& r) {
   }
 }
 
-void add_options(CLI::App& app, stg::tools::InspectOptions& options, std::string& dir,
-                 bool& as_json, ScheduleChartRequest& chart) {
+void add_options(CLI::App& app, IntegerFlags& integers, stg::tools::InspectOptions& options,
+                 std::string& dir, bool& as_json, ScheduleChartRequest& chart) {
   app.add_option("DIR", dir, "directory of per-rank traces (or --schedule)");
   app.add_option("--schedule", chart.schedule,
                  "instead of DIR: draw a pipeline schedule's order (gpipe, 1f1b, interleaved, "
@@ -135,8 +136,9 @@ void add_options(CLI::App& app, stg::tools::InspectOptions& options, std::string
       ->check(kFileName);
   app.add_flag("--json", as_json, "print the figures as JSON");
   app.add_flag("--per_rank", options.per_rank, "also list every rank");
-  app.add_option("--threads", options.threads, "reader threads (default: one per core)")
-      ->check(CLI::Range(0, 1000000));
+  integers.add(app, "--threads", options.threads, "reader threads (default: one per core)",
+               stg::kMaxThreads,
+               "an integer up to " + std::to_string(stg::kMaxThreads) + " (0: one per core)");
 }
 
 }  // namespace
@@ -162,8 +164,9 @@ int inspect_main(const std::vector<std::string>& args) {
   std::string dir;
   bool as_json = false;
   ScheduleChartRequest chart;
-  add_options(app, options, dir, as_json, chart);
-  if (const auto done = parse_command(app, "inspect", args)) return *done;
+  IntegerFlags integers;
+  add_options(app, integers, options, dir, as_json, chart);
+  if (const auto done = parse_command(app, integers, "inspect", args)) return *done;
   if (!chart.schedule.empty()) {
     try {
       std::fputs(schedule_chart_text(chart).c_str(), stdout);

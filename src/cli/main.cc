@@ -14,7 +14,8 @@
 #include "stg/models/presets.h"
 #include "validate_command.h"
 
-// `stg validate DIR`, `stg inspect DIR`, `stg dot DIR`, `stg models`, `stg generate ...`;
+// `stg validate DIR`, `stg inspect DIR`, `stg dot DIR`, `stg models`, `stg help`,
+// `stg generate ...`;
 // anything else is the generator's own command line.
 int dispatch(int argc, char** argv, int (*generate_main)(int, char**)) {
   const std::string command = argc > 1 ? argv[1] : "";
@@ -25,6 +26,11 @@ int dispatch(int argc, char** argv, int (*generate_main)(int, char**)) {
   if (command == "models") {
     std::fputs(stg::models::models_table().c_str(), stdout);
     return 0;
+  }
+  if (command == "help") {  // `stg help` is `stg --help`
+    char help[] = "--help";
+    char* args[] = {argv[0], help};
+    return generate_main(2, args);
   }
   if (command == "generate") {
     argv[1] = argv[0];
@@ -37,7 +43,8 @@ int generate_main(int argc, char** argv) {
   CLI::App app{"stg: synthetic distributed-training workloads as Chakra execution traces"};
   cli::GenerateFlags flags;
   cli::add_generate_flags(app, flags);
-  if (const std::optional<int> status = cli::parse_generate_command(app, argc, argv))
+  if (const std::optional<int> status =
+          cli::parse_generate_command(app, flags.integers, argc, argv))
     return *status;
   if (flags.version) {
     std::printf("stg %s (Chakra schemas: v0.0.4, v0.0.1, json)\n", STG_VERSION);

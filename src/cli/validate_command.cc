@@ -2,8 +2,10 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <limits>
 
 #include "command_line.h"
+#include "stg/options.h"
 
 namespace cli {
 namespace {
@@ -50,15 +52,17 @@ void print_warnings(const stg::tools::ValidationReport& report) {
         report.roofline.mem_bw_gbps);
 }
 
-void add_options(CLI::App& app, stg::tools::ValidateOptions& options, std::string& dir) {
+void add_options(CLI::App& app, IntegerFlags& integers, stg::tools::ValidateOptions& options,
+                 std::string& dir) {
   app.add_option("DIR", dir, "directory of per-rank traces")->required();
   app.add_option("--comm_group,--comm_group_file", options.comm_group_file,
                  "comm-group JSON (default: the one in DIR)")
       ->check(kFileName);
-  app.add_option("--threads", options.threads, "reader threads (default: one per core)")
-      ->check(CLI::Range(0, 1000000));
-  app.add_option("--show", options.max_shown, "violations printed per rule (default 5)")
-      ->check(CLI::Range(0, 1000000));
+  integers.add(app, "--threads", options.threads, "reader threads (default: one per core)",
+               stg::kMaxThreads,
+               "an integer up to " + std::to_string(stg::kMaxThreads) + " (0: one per core)");
+  integers.add(app, "--show", options.max_shown, "violations printed per rule (default 5)",
+               std::numeric_limits<int>::max(), "an integer >= 0");
   app.add_flag("--require_pg_name", options.require_pg_name,
                "v0.0.4 collectives must use the string attribute pg_name");
   app.add_flag("--replay", options.replay,
@@ -100,8 +104,9 @@ int validate_main(const std::vector<std::string>& args) {
       "error.");
   stg::tools::ValidateOptions options;
   std::string dir;
-  add_options(app, options, dir);
-  if (const auto done = parse_command(app, "validate", args)) return *done;
+  IntegerFlags integers;
+  add_options(app, integers, options, dir);
+  if (const auto done = parse_command(app, integers, "validate", args)) return *done;
   options.makespan = options.replay;
   const stg::tools::ValidationReport report = stg::tools::validate_dir(dir, options);
   print_validation(report);

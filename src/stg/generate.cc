@@ -8,6 +8,7 @@
 #include <thread>
 #include <utility>
 
+#include "stg/emit/astra_sim_plan.h"
 #include "stg/emit/flat_writer.h"
 #include "stg/emit/trace_writer.h"
 #include "stg/frameworks/framework.h"
@@ -403,6 +404,9 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   const int threads = thread_count(o);
   const mesh::RankLayout layout(w.mesh);
   const auto [first_rank, last_rank] = rank_range(o, layout.num_ranks());
+  const emit::AstraSimPlan astra_sim =
+      emit::plan_astra_sim(o, out.rank_pattern, out.comm_group_name, w.mesh,
+                           o.units.value_or(w.framework->default_units()), w.notes);
   // A part of the ranks (--ranks, --shard) needs only its stages.
   const int first_stage = static_cast<int>(first_rank / layout.ranks_per_stage());
   const int last_stage =
@@ -427,7 +431,8 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   try {
     files.prepare(out.subdirs);
   } catch (const io::OutputError& e) {
-    throw UsageError(std::string("--output_dir: ") + e.what());
+    throw UsageError("--output_dir: " + std::string(e.what()) +
+                     ": give a directory that can be created and written");
   }
   RunSummary summary;
   summary.notes = std::move(w.notes);
@@ -439,13 +444,20 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   summary.comm_group_path = out.comm_group_name;
   const std::string groups = layout.comm_group_json();
   WriteContext c{o, out, layout, run.stages, files, listen, threads};
-  c.bytes = static_cast<int64_t>(groups.size());
+  // One writer of the comm-group file among the shards of a run.
+  const bool writes_groups = o.shard_index == 0;
+  if (writes_groups) c.bytes = static_cast<int64_t>(groups.size());
   // Every file goes to the staging directory; commit() moves them into place.
   // On an error or a stop request abort() removes the staging directory and
   // the message says what that left ("...: nothing was written to DIR").
   try {
-    // One writer of the comm-group file among the shards of a run.
-    if (o.shard_index == 0) files.write(out.comm_group_name, groups);
+    if (writes_groups) files.write(out.comm_group_name, groups);
+    // With the comm-group file: ASTRA-sim's configurations and run.sh.
+    for (const auto& [name, content] : astra_sim.files) {
+      if (!writes_groups) break;
+      files.write(name, content);
+      c.bytes += static_cast<int64_t>(content.size());
+    }
     if (!o.dump_after.empty()) {
       files.write(o.dump_after + ".csv", dump);
       c.bytes += static_cast<int64_t>(dump.size());
@@ -460,12 +472,16 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
     std::optional<io::RankFiles> stale;
     if (first_rank == 0 && last_rank == layout.num_ranks() - 1)
       stale = io::RankFiles{out.rank_pattern, layout.num_ranks()};
-    files.commit(stale);
+    summary.stale_files_removed = files.commit(stale);
   } catch (io::OutputError& e) {
     e.append(files.abort());
     throw;
   }
-  summary.files = last_rank - first_rank + 2 + (o.dump_after.empty() ? 0 : 1);
+  summary.first_rank = first_rank;
+  summary.last_rank = last_rank;
+  summary.files = std::max<int64_t>(0, last_rank - first_rank + 1) +
+                  (writes_groups ? 1 + static_cast<int64_t>(astra_sim.files.size()) : 0) +
+                  (o.dump_after.empty() ? 0 : 1);
   summary.bytes = c.bytes;
   summary.nodes = c.nodes;
   return summary;

@@ -22,10 +22,14 @@
 namespace stg {
 
 struct RunSummary {
-  int64_t ranks = 0;
-  int64_t files = 0;
+  int64_t ranks = 0;                       // of the whole run
+  int64_t first_rank = 0, last_rank = -1;  // the ranks written (a part: --ranks, --shard)
+  int64_t files = 0;                       // files written, and their bytes
   int64_t bytes = 0;
   int64_t nodes = 0;
+  // Rank files of an earlier, larger run in --output_dir that this run (of
+  // every rank) removed as stale.
+  int64_t stale_files_removed = 0;
   std::string comm_group_path;
   std::string memory_report;                // with --print_gpu_vram: one line per stage
   std::vector<report::StageMemory> memory;  // the same figures, per stage (bytes)

@@ -1,9 +1,12 @@
 #include "stg/options.h"
 
+#include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "stg/util/closest.h"
+#include "stg/util/ignore_case.h"
 
 namespace stg {
 
@@ -23,57 +26,63 @@ namespace {
 }  // namespace
 
 emit::Schema parse_schema(std::string_view s) {
-  if (s == "v0.0.4") return emit::Schema::kV004;
-  if (s == "v0.0.1") return emit::Schema::kV001;
-  if (s == "json") return emit::Schema::kJson;
+  if (util::equal_ignoring_case(s, "v0.0.4")) return emit::Schema::kV004;
+  if (util::equal_ignoring_case(s, "v0.0.1")) return emit::Schema::kV001;
+  if (util::equal_ignoring_case(s, "json")) return emit::Schema::kJson;
   unknown_choice("--chakra_schema_version", s, {"v0.0.4", "v0.0.1", "json"},
                  "v0.0.4, v0.0.1 or json");
 }
 
 emit::TraceDetail parse_trace_detail(std::string_view s) {
-  if (s == "full") return emit::TraceDetail::kFull;
-  if (s == "sim") return emit::TraceDetail::kSim;
+  if (util::equal_ignoring_case(s, "full")) return emit::TraceDetail::kFull;
+  if (util::equal_ignoring_case(s, "sim")) return emit::TraceDetail::kSim;
   unknown_choice("--trace_detail", s, {"full", "sim"}, "full or sim");
 }
 
 lower::Schedule parse_schedule(std::string_view s) {
-  if (s == "none") return lower::Schedule::kNone;
-  if (s == "gpipe") return lower::Schedule::kGpipe;
-  if (s == "1f1b") return lower::Schedule::k1F1B;
-  if (s == "interleaved") return lower::Schedule::kInterleaved;
-  if (s == "zb-h1") return lower::Schedule::kZbH1;
-  if (s == "dualpipe") return lower::Schedule::kDualPipe;
-  if (s == "dualpipev") return lower::Schedule::kDualPipeV;
+  for (const auto& [name, value] : std::initializer_list<std::pair<const char*, lower::Schedule>>{
+           {"none", lower::Schedule::kNone},
+           {"gpipe", lower::Schedule::kGpipe},
+           {"1f1b", lower::Schedule::k1F1B},
+           {"interleaved", lower::Schedule::kInterleaved},
+           {"zb-h1", lower::Schedule::kZbH1},
+           {"dualpipe", lower::Schedule::kDualPipe},
+           {"dualpipev", lower::Schedule::kDualPipeV}})
+    if (util::equal_ignoring_case(s, name)) return value;
   unknown_choice("--pipeline_schedule", s,
                  {"none", "gpipe", "1f1b", "interleaved", "zb-h1", "dualpipe", "dualpipev"},
                  "none, gpipe, 1f1b, interleaved, zb-h1, dualpipe or dualpipev");
 }
 
 CpAlgo parse_cp_algo(std::string_view s) {
-  if (s == "allgather") return CpAlgo::kAllGather;
-  if (s == "ring") return CpAlgo::kRing;
-  if (s == "ulysses") return CpAlgo::kUlysses;
+  if (util::equal_ignoring_case(s, "allgather")) return CpAlgo::kAllGather;
+  if (util::equal_ignoring_case(s, "ring")) return CpAlgo::kRing;
+  if (util::equal_ignoring_case(s, "ulysses")) return CpAlgo::kUlysses;
   unknown_choice("--cp_algo", s, {"allgather", "ring", "ulysses"}, "allgather, ring or ulysses");
 }
 
 Units parse_units(std::string_view s) {
-  if (s == "stg") return Units::kStg;
-  if (s == "physical") return Units::kPhysical;
+  if (util::equal_ignoring_case(s, "stg")) return Units::kStg;
+  if (util::equal_ignoring_case(s, "physical")) return Units::kPhysical;
   unknown_choice("--units", s, {"stg", "physical"}, "stg or physical");
 }
 
 DType parse_dtype(std::string_view s) {
-  if (s == "fp32") return DType::kFp32;
-  if (s == "bf16") return DType::kBf16;
-  if (s == "fp16") return DType::kFp16;
-  if (s == "fp8") return DType::kFp8;
+  if (util::equal_ignoring_case(s, "fp32")) return DType::kFp32;
+  if (util::equal_ignoring_case(s, "bf16")) return DType::kBf16;
+  if (util::equal_ignoring_case(s, "fp16")) return DType::kFp16;
+  if (util::equal_ignoring_case(s, "fp8")) return DType::kFp8;
   unknown_choice("--dtype", s, {"fp32", "bf16", "fp16", "fp8"}, "fp32, bf16, fp16 or fp8");
 }
 
 Recompute parse_recompute(std::string_view s) {
-  if (s == "0" || s == "false" || s == "no" || s == "none") return Recompute::kNone;
-  if (s == "1" || s == "true" || s == "yes" || s == "full") return Recompute::kFull;
-  if (s == "selective") return Recompute::kSelective;
+  if (s == "0" || util::equal_ignoring_case(s, "false") || util::equal_ignoring_case(s, "no") ||
+      util::equal_ignoring_case(s, "none"))
+    return Recompute::kNone;
+  if (s == "1" || util::equal_ignoring_case(s, "true") || util::equal_ignoring_case(s, "yes") ||
+      util::equal_ignoring_case(s, "full"))
+    return Recompute::kFull;
+  if (util::equal_ignoring_case(s, "selective")) return Recompute::kSelective;
   throw UsageError("--activation_recompute '" + std::string(s) +
                    "' is unknown: use 0/none, 1/full or selective");
 }
@@ -105,6 +114,30 @@ int64_t whole(std::string_view text) {
 }
 
 }  // namespace
+
+void check_limits(const Options& o) {
+  if (o.threads > kMaxThreads)
+    throw UsageError("--threads " + std::to_string(o.threads) + " is too many: use at most " +
+                     std::to_string(kMaxThreads) + " (0: one per core)");
+  if (o.num_stacks && *o.num_stacks > kMaxStacks)
+    throw UsageError("--num_stacks " + std::to_string(*o.num_stacks) +
+                     " is too many blocks: use at most " + std::to_string(kMaxStacks));
+  std::string flags;
+  int64_t ranks = 1;
+  bool too_many = false;
+  for (int r = 0; r < mesh::kNumAxes; ++r) {
+    const int64_t degree = o.degree.row(r);
+    if (degree < 1) return;  // refused as not a degree
+    if (degree == 1) continue;
+    flags += (flags.empty() ? "" : " * ") + std::string(mesh::kAxes[r].flag) + " " +
+             std::to_string(degree);
+    too_many = too_many || __builtin_mul_overflow(ranks, degree, &ranks) || ranks > kMaxRanks;
+  }
+  if (too_many)
+    throw UsageError(flags + " is more than " + std::to_string(kMaxRanks) +
+                     " ranks, the most Chakra traces can number (32-bit ranks): use smaller "
+                     "degrees");
+}
 
 std::pair<int64_t, int64_t> parse_shard(std::string_view text,
                                         const std::function<const char*(const char*)>& getenv) {

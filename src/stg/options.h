@@ -51,12 +51,24 @@ CpAlgo parse_cp_algo(std::string_view text);  // --cp_algo
 std::pair<int64_t, int64_t> parse_shard(std::string_view text,
                                         const std::function<const char*(const char*)>& getenv);
 
+// Upper bounds of integer flags (generate() refuses more; the command line
+// refuses text beyond them before converting it).
+inline constexpr int64_t kMaxRanks = 2147483647;  // Chakra's comm_src/comm_dst are int32
+inline constexpr int kMaxThreads = 1024;          // writer threads
+inline constexpr int64_t kMaxStacks = 10000;      // blocks: 10,000 take ~1 GB and ~17 s
+
 struct Options {
   std::string output_dir = ".";
   std::string output_name = "workload.%d.et";
   // Keep an --output_name that ASTRA-sim cannot open (PREFIX.<rank>.et).
   bool allow_any_name = false;
   std::optional<std::string> comm_group_file;
+  // --astra_sim DIR: also write ASTRA-sim's network, system and remote-memory
+  // configurations and run.sh next to the traces (emit/astra_sim_inputs.h);
+  // DIR is output_dir. network_dims: "2,4" overrides the network's
+  // dimensions ("": one per parallel axis of degree > 1).
+  bool astra_sim = false;
+  std::string network_dims;
   emit::Schema schema = emit::Schema::kV004;
   emit::TraceDetail trace_detail = emit::TraceDetail::kFull;  // full or sim
 
@@ -120,5 +132,11 @@ struct Options {
 
   Recompute recompute() const { return activation_recompute.value_or(Recompute::kNone); }
 };
+
+// Refuses values beyond the upper bounds above (UsageError naming the flag
+// and the bound): more ranks than kMaxRanks (the product of the degrees,
+// once each is >= 1), more threads than kMaxThreads, more blocks than
+// kMaxStacks.
+void check_limits(const Options& o);
 
 }  // namespace stg

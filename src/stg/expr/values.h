@@ -27,4 +27,10 @@ struct Values {
 // `what` (e.g. "dimension Dmodel/tp of tensor x@0").
 int64_t whole_count(const Expr& e, const Values& values, const std::string& what);
 
+// The error for `what` (= `e`) that cannot be evaluated (`reason`, e.g. a
+// product that overflows 64 bits): names the flags of its symbols and their
+// values, and says to make them smaller.
+SizeError overflow_error(const Expr& e, const Values& values, const std::string& what,
+                         const std::string& reason);
+
 }  // namespace stg::expr

@@ -3,7 +3,7 @@
 // carried by the Workload. Everything that differs between frameworks is
 // asked of it here, so no other file tests which framework runs; a new
 // framework is one file implementing this interface plus its registry line
-// (README "How to add a framework").
+// (docs/architecture.md "How to add a framework").
 #pragma once
 
 #include <cstdint>

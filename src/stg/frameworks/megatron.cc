@@ -71,8 +71,12 @@ class Megatron : public Framework {
     require(unit >= 1, "--make_vocab_size_divisible_by " + num(unit) +
                            " is not valid: use a whole number >= 1 (1: no padding)");
     int64_t& vocab = w.values.by_symbol.at("Dvocal");
-    const int64_t multiple = unit * tp;
-    const int64_t padded = (vocab + multiple - 1) / multiple * multiple;
+    int64_t multiple = 0, padded = 0;
+    require(!__builtin_mul_overflow(unit, tp, &multiple) &&
+                !__builtin_mul_overflow(vocab / multiple + (vocab % multiple ? 1 : 0), multiple,
+                                        &padded),
+            "--make_vocab_size_divisible_by " + num(unit) + " x tp " + num(tp) +
+                " pads the vocabulary beyond 64 bits: use a smaller value (128 is Megatron-LM's)");
     if (padded == vocab) return;
     w.notes.push_back("--dvocal " + num(vocab) + " padded to " + num(padded) +
                       " (a multiple of --make_vocab_size_divisible_by " + num(unit) + " x tp " +

@@ -2,6 +2,8 @@
 
 #include <memory>
 
+#include "stg/util/ignore_case.h"
+
 namespace stg::frameworks {
 
 // Each framework's file defines its factory.
@@ -55,7 +57,7 @@ std::vector<std::string> names() {
 
 const Framework& find(std::string_view name) {
   for (const Built& b : built())
-    if (b.name == name) return *b.framework;
+    if (util::equal_ignoring_case(b.name, name)) return *b.framework;
   throw UsageError("--framework '" + std::string(name) + "' is unknown: use " + choices());
 }
 

@@ -146,7 +146,23 @@ void OutputFiles::prepare(const std::vector<std::string>& subdirs) {
     }
     created_.insert(created_.begin(), fresh.begin(), fresh.end());
     fs::create_directories(path, ec);
-    if (ec) throw OutputError("cannot create directory '" + shown + "': " + ec.message());
+    if (!ec) return;
+    // "Not a directory" alone does not say which: name the file in the way.
+    std::string why = ec.message();
+    std::error_code status_ec;
+    for (fs::path q = path.lexically_normal(); !q.empty(); q = q.parent_path()) {
+      const fs::file_status st = fs::status(q, status_ec);
+      if (fs::exists(st)) {
+        if (!fs::is_directory(st)) {
+          why = q.string();
+          why.insert(0, 1, '\'');
+          why += "' is a file, not a directory";
+        }
+        break;
+      }
+      if (q == q.parent_path()) break;
+    }
+    throw OutputError("cannot create directory '" + shown + "': " + why);
   };
   create(dir, dir_);
   for (const std::string& sub : subdirs) create(dir / sub, target(sub));
@@ -225,7 +241,7 @@ void OutputFiles::File::close() {
   }
 }
 
-void OutputFiles::commit(const std::optional<RankFiles>& stale) {
+int64_t OutputFiles::commit(const std::optional<RankFiles>& stale) {
   if (staging_.empty()) throw std::logic_error("OutputFiles::commit before prepare()");
   throw_if_stopped();  // the last moment at which stopping leaves nothing behind
   const std::string shown = dir_.empty() ? "." : dir_;
@@ -253,12 +269,12 @@ void OutputFiles::commit(const std::optional<RankFiles>& stale) {
   if (::rmdir(staging.c_str()) != 0)
     throw OutputError("the files are in place in " + shown + ", but the staging directory '" +
                       staging + "' could not be removed: " + reason(errno));
-  if (!stale) return;
+  if (!stale) return 0;
 
   // Stale rank files: in the directory the pattern names, files it gives for
   // ranks >= count (a "%d" in a directory part: nothing to look for).
   const auto parts = split_pattern(stale->pattern);
-  if (!parts || parts->second.find('/') != std::string::npos) return;
+  if (!parts || parts->second.find('/') != std::string::npos) return 0;
   const size_t slash = parts->first.rfind('/');
   const std::string sub = slash == std::string::npos ? "" : parts->first.substr(0, slash + 1);
   const fs::path where = fs::path(target(sub));
@@ -276,10 +292,16 @@ void OutputFiles::commit(const std::optional<RankFiles>& stale) {
     throw OutputError("the files are in place in " + shown + ", but '" + where.string() +
                       "' could not be searched for stale rank files: " + ec.message());
   std::sort(doomed.begin(), doomed.end());
-  for (const std::string& name : doomed)
-    if (::unlink(target(name).c_str()) != 0 && errno != ENOENT)
+  int64_t removed = 0;
+  for (const std::string& name : doomed) {
+    if (::unlink(target(name).c_str()) == 0) {
+      ++removed;
+    } else if (errno != ENOENT) {
       throw OutputError("the files are in place in " + shown + ", but the stale rank file '" +
                         target(name) + "' could not be removed: " + reason(errno));
+    }
+  }
+  return removed;
 }
 
 std::string OutputFiles::abort() {

@@ -77,9 +77,9 @@ class OutputFiles {
   File open(const std::string& name);
   // Moves every written file into place and removes the staging directory;
   // then, given `stale`, removes the stale rank files (not the run's own).
-  // Throws Interrupted if a stop was asked for before the first move; after
-  // that it finishes.
-  void commit(const std::optional<RankFiles>& stale = std::nullopt);
+  // Returns how many stale files it removed. Throws Interrupted if a stop was
+  // asked for before the first move; after that it finishes.
+  int64_t commit(const std::optional<RankFiles>& stale = std::nullopt);
   // Removes the staging directory and the directories prepare() created (if
   // empty). Returns how that leaves the output directory, to end an error
   // message: ": nothing was written to DIR" (or what was left, and where);

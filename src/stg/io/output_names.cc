@@ -40,13 +40,30 @@ bool astra_sim_can_open(const std::string& pattern) {
 }
 
 std::string derived_comm_group_name(const std::string& pattern) {
-  std::string name = pattern;
-  auto replace_all = [&](const std::string& from, const std::string& to) {
-    for (size_t at; (at = name.find(from)) != std::string::npos;) name.replace(at, from.size(), to);
-  };
-  replace_all(".%d", "");
-  replace_all("%d", "");
-  replace_all(".et", ".json");
+  const size_t at = rank_position(pattern);
+  std::string before = at == std::string::npos ? pattern : pattern.substr(0, at);
+  const std::string after = at == std::string::npos ? "" : pattern.substr(at + 2);
+  if (at != std::string::npos && !before.empty() && before.back() == '.')
+    before.pop_back();  // ".%d" goes as a whole
+  // The file name the traces' pattern spells: "%%" is one percent sign.
+  std::string name;
+  const std::string joined = before + after;
+  for (size_t i = 0; i < joined.size(); ++i) {
+    name += joined[i];
+    if (joined[i] == '%' && i + 1 < joined.size() && joined[i + 1] == '%') ++i;
+  }
+  // The last ".et" extension becomes ".json" (followed by the end or a
+  // further extension: "w.et.bak.%d.et" -> "w.et.bak.json", "w.%d.et.bak" ->
+  // "w.json.bak").
+  for (size_t from = name.size(); from > 0;) {
+    const size_t dot = name.rfind(".et", from - 1);
+    if (dot == std::string::npos) break;
+    if (dot + 3 == name.size() || name[dot + 3] == '.') {
+      name.replace(dot, 3, ".json");
+      return name;
+    }
+    from = dot;
+  }
   if (name == pattern || name.empty()) name += ".json";
   return name;
 }

@@ -17,10 +17,12 @@ std::string complete_rank_pattern(const std::string& name);
 // `pattern` is PREFIX.%d.et with a non-empty file-name part in PREFIX.
 bool astra_sim_can_open(const std::string& pattern);
 
-// The comm-group file name the later reference derives from a trace pattern:
-// drop ".%d", turn ".et" into ".json" ("workload.%d.et" -> "workload.json");
-// a "%d" without a dot before it is dropped too, and ".json" is appended if
-// the name would otherwise not change.
+// The comm-group file name derived from a trace pattern, as the later
+// reference does for its names: drop ".%d" (or a "%d" without a dot before
+// it), turn the last ".et" extension into ".json" ("workload.%d.et" ->
+// "workload.json", "w.et.bak.%d.et" -> "w.et.bak.json"); "%%" is written as
+// "%" as in the traces' names ("w%%.%d.et" -> "w%.json"). ".json" is
+// appended if the name would otherwise not change.
 std::string derived_comm_group_name(const std::string& pattern);
 
 // The directory part of `name` ("sub/dir" for "sub/dir/x.et"; "" for a plain

@@ -1,5 +1,5 @@
 // A pipeline stage of many micro-batches kept as one (flat memory in the
-// number of micro-batches; README.md, Micro-batching).
+// number of micro-batches; docs/models.md, Micro-batching).
 //
 // The micro-batches of a stage are copies of one another: the same nodes
 // with their own ids, names ("mb<i>." prefixes), tags and dependencies. A

@@ -66,7 +66,11 @@ class StageLowering {
     for (const expr::Expr& dim : shape) {
       auto it = dims_.find(dim.identity());
       if (it == dims_.end()) it = dims_.emplace(dim.identity(), dim_value(dim, owner())).first;
-      n = n * it->second;
+      try {
+        n = n * it->second;
+      } catch (const expr::ExprError& e) {
+        throw expr::overflow_error(expr::product(shape), values_, "size of " + owner(), e.what());
+      }
     }
     if (!n.is_integer() || n.num() < 0)
       return count(expr::product(shape), [&] { return "size of " + owner(); });

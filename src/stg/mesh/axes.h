@@ -2,7 +2,7 @@
 // it: the flags and their checks, the mesh (rank numbering, comm groups),
 // the symbols model shapes use, step figures, the axes `stg inspect` reads
 // back from a comm-group file, and the memory report. Adding an axis is one
-// row here (README.md, "How to add an axis").
+// row here (docs/architecture.md, "How to add an axis").
 #pragma once
 
 #include <array>

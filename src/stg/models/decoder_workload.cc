@@ -101,6 +101,13 @@ void check_parallel_split(const expr::Values& values, const Options& o, const De
     require(v.at("Experts") % ep == 0, "--experts " + num(v.at("Experts")) +
                                            " is not divisible by --ep " + num(ep) +
                                            ": every expert-parallel rank holds whole experts");
+    // Each expert of a rank is a part of the graph of its own (1,024 of one
+    // block take seconds).
+    constexpr int64_t kMaxExpertsPerRank = 1024;
+    require(v.at("Experts") / ep <= kMaxExpertsPerRank,
+            "--experts " + num(v.at("Experts")) + " / --ep " + num(ep) + " is " +
+                num(v.at("Experts") / ep) + " experts per rank: use at most " +
+                num(kMaxExpertsPerRank) + " (a larger --ep, or fewer --experts)");
     require(v.at("KExperts") <= v.at("Experts"),
             "--kexperts " + num(v.at("KExperts")) + " is larger than --experts " +
                 num(v.at("Experts")) + ": a token cannot pick more experts than exist");
@@ -202,8 +209,14 @@ Workload decoder_workload(const Options& o, const frameworks::Framework& f, cons
   require(batch % micro == 0, "--batch " + num(batch) + " is not divisible by --micro_batch " +
                                   num(micro) +
                                   ": choose a micro-batch size that divides the batch");
-  require(micro % dp == 0, "--micro_batch " + num(micro) + " is not divisible by --dp " + num(dp) +
-                               ": each data-parallel rank needs a whole share");
+  // Without --micro_batch the whole batch is the one micro-batch: name the
+  // flag the user gave.
+  const bool micro_given = o.micro_batch.value_or(-1) != -1;
+  require(micro % dp == 0, micro_given
+                               ? "--micro_batch " + num(micro) + " is not divisible by --dp " +
+                                     num(dp) + ": each data-parallel rank needs a whole share"
+                               : "--batch " + num(batch) + " is not divisible by --dp " + num(dp) +
+                                     ": each data-parallel rank needs a whole share of the batch");
   require(stacks >= 1, "--num_stacks " + num(stacks) + " is not valid: use >= 1");
   require(pp <= stacks + 2, "--pp " + num(pp) + " is larger than --num_stacks " + num(stacks) +
                                 " + 2: every stage needs a block or an embedding");

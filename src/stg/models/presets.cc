@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "stg/models/families/registry.h"
+#include "stg/util/ignore_case.h"
 
 namespace stg::models {
 namespace {
@@ -27,7 +28,7 @@ const std::vector<Preset>& presets() {
 
 const Preset* find_preset(std::string_view name) {
   for (const Preset& p : presets())
-    if (p.name == name) return &p;
+    if (util::equal_ignoring_case(p.name, name)) return &p;
   return nullptr;
 }
 

@@ -8,6 +8,7 @@
 namespace stg::models {
 
 Workload build_workload(const Options& o) {
+  check_limits(o);
   const frameworks::Framework& f = frameworks::find(o.framework);
   f.check(o);
   require(o.cp_algo == CpAlgo::kAllGather || (o.module_csv.empty() && family_of(o).decoder),

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <exception>
 #include <mutex>
+#include <system_error>
 #include <thread>
 #include <vector>
 
@@ -30,8 +31,13 @@ void parallel_for(int64_t begin, int64_t end, int threads,
     }
   };
   std::vector<std::thread> pool;
-  const int n = std::max(1, threads);
-  for (int t = 1; t < n; ++t) pool.emplace_back(worker);
+  // No more threads than jobs; a thread the system cannot start leaves the
+  // work to the others (a joinable thread destroyed would terminate).
+  const int64_t n = std::clamp<int64_t>(end - begin, 1, std::max(1, threads));
+  try {
+    for (int64_t t = 1; t < n; ++t) pool.emplace_back(worker);
+  } catch (const std::system_error&) {
+  }
   worker();
   for (auto& th : pool) th.join();
   if (error) std::rethrow_exception(error);

@@ -4,8 +4,8 @@
 // training step (training_step.h) is one workload; a forward-only one
 // (forward_only.h: serving's prefill and decode steps) is another, with
 // its own passes, not the training graph with passes removed. A new
-// workload is a new file implementing this interface (README "How to add a
-// workload phase").
+// workload is a new file implementing this interface (docs/architecture.md
+// "How to add a workload phase").
 #pragma once
 
 #include <string_view>

@@ -1,7 +1,7 @@
 // The block kinds: each builds a block of the decoder from parts
 // (models/parts/) as its BlockSpec says. A new block kind is a value of
 // BlockKind (blocks/block_spec.h), a file with its builder and a row of
-// the table in block_kinds.cc (README "How to add a block kind").
+// the table in block_kinds.cc (docs/architecture.md "How to add a block kind").
 #pragma once
 
 #include "stg/graph/graph.h"

@@ -2,8 +2,8 @@
 // (families/registry.h) holding everything that is the family's own: its
 // names, how its workload and decoder are made from the flags, the Hugging
 // Face model classes it reads and how, and its presets. A new family is one
-// file defining its Family plus its registry row (README "How to add a
-// model family").
+// file defining its Family plus its registry row (docs/architecture.md
+// "How to add a model family").
 #pragma once
 
 #include <string>

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "stg/util/closest.h"
+#include "stg/util/ignore_case.h"
 
 namespace stg::models {
 
@@ -16,9 +17,9 @@ const std::vector<const Family*>& families() {
 
 const Family* lookup_family(std::string_view name) {
   for (const Family* f : families()) {
-    if (f->name == name) return f;
+    if (util::equal_ignoring_case(f->name, name)) return f;
     for (const std::string& alias : f->aliases)
-      if (alias == name) return f;
+      if (util::equal_ignoring_case(alias, name)) return f;
   }
   return nullptr;
 }

@@ -1,0 +1,64 @@
+// The files ASTRA-sim's analytical backend needs besides the traces and the
+// comm-group file (--astra_sim): a network yml whose dimensions multiply to
+// the rank count, a system json, a remote-memory json, and run.sh with the
+// command line for the directory (README "ASTRA-sim inputs" has the formats
+// and the defaults).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace stg::emit {
+
+// The machine the files describe: an H100-like GPU (dense bf16 peak, HBM3
+// bandwidth, NVLink within a node of 8 GPUs, a 400 Gb/s NIC between nodes).
+struct AstraSimMachine {
+  double peak_tflops = 989;      // system json "peak-perf"
+  double hbm_gbps = 3350;        // system json "local-mem-bw"
+  double intra_node_gbps = 400;  // network dimensions within a node
+  double inter_node_gbps = 50;   // network dimensions across nodes
+  double latency_ns = 936.25;    // every dimension (ASTRA-sim's examples)
+  int64_t gpus_per_node = 8;
+};
+
+// The default network: one dimension per parallel axis of degree > 1, in
+// rank order (the fastest-varying rank coordinate first, as ASTRA-sim
+// numbers NPUs: dp, tp, sp, ep, then the pipeline stage). ASTRA-sim refuses
+// a dimension of 1, and with one dimension it can crash at exit (a double
+// free when two sub-groups run the same collective), so a single axis is
+// split in two ([8, 2] for 16 ranks: the first within a node). A prime
+// number of ranks stays one dimension (every collective is then on the
+// world group). `degrees` are the axes' degrees in rank order, stages last.
+std::vector<int64_t> default_network_dims(const std::vector<int64_t>& degrees,
+                                          int64_t gpus_per_node);
+
+// --network_dims "2,4": whole numbers >= 2, separated by commas, whose
+// product is `ranks`, at least two unless `ranks` is prime. Throws
+// UsageError naming the flag and the fix.
+std::vector<int64_t> parse_network_dims(std::string_view text, int64_t ranks);
+
+// Bandwidth of each dimension: within a node while the product of the
+// dimensions up to it is at most gpus_per_node, across nodes after.
+std::vector<double> dimension_bandwidths(const std::vector<int64_t>& dims,
+                                         const AstraSimMachine& machine);
+
+struct AstraSimFiles {
+  std::string network_yml, system_json, memory_json, run_sh;
+};
+
+// The file names inside the output directory.
+inline constexpr const char* kNetworkFile = "network.yml";
+inline constexpr const char* kSystemFile = "system.json";
+inline constexpr const char* kMemoryFile = "memory.json";
+inline constexpr const char* kRunScript = "run.sh";
+
+// `trace_prefix` is ASTRA-sim's --workload-configuration relative to the
+// output directory (rank r's file is PREFIX.r.et), `comm_group_name` the
+// comm-group file's name there.
+AstraSimFiles astra_sim_files(const std::vector<int64_t>& dims, const AstraSimMachine& machine,
+                              const std::string& trace_prefix, const std::string& comm_group_name,
+                              int64_t ranks);
+
+}  // namespace stg::emit

@@ -1,0 +1,74 @@
+#include "stg/emit/astra_sim_plan.h"
+
+#include <filesystem>
+
+#include "stg/emit/astra_sim_inputs.h"
+#include "stg/io/output_files.h"
+#include "stg/io/output_names.h"
+
+namespace stg::emit {
+
+namespace {
+
+void require(bool ok, const std::string& message) {
+  if (!ok) throw UsageError(message);
+}
+
+}  // namespace
+
+AstraSimPlan plan_astra_sim(const Options& o, const std::string& rank_pattern,
+                            const std::string& comm_group_name, const mesh::Mesh& mesh, Units units,
+                            std::vector<std::string>& notes) {
+  AstraSimPlan plan;
+  if (!o.astra_sim) {
+    require(o.network_dims.empty(),
+            "--network_dims describes the network of --astra_sim: add --astra_sim DIR");
+    return plan;
+  }
+  require(o.schema == Schema::kV004,
+          "--astra_sim needs --chakra_schema_version v0.0.4: ASTRA-sim reads no other format");
+  require(io::astra_sim_can_open(rank_pattern),
+          "--astra_sim needs traces ASTRA-sim can open: drop --allow_any_name and use an "
+          "--output_name like workload.%d.et");
+  const int64_t ranks = mesh.num_ranks();
+  require(ranks >= 2,
+          "--astra_sim needs at least 2 ranks: every dimension of ASTRA-sim's network has at "
+          "least 2 NPUs (e.g. add --dp 2)");
+  for (const char* name : {kNetworkFile, kSystemFile, kMemoryFile, kRunScript})
+    require(comm_group_name != name, "--comm_group_file '" + comm_group_name +
+                                         "' is a file of --astra_sim: choose another name");
+  // ASTRA-sim skips a comm-group file whose path contains "empty" and then
+  // runs every collective on all ranks.
+  const std::string path =
+      std::filesystem::absolute(std::filesystem::path(o.output_dir.empty() ? "." : o.output_dir) /
+                                comm_group_name)
+          .lexically_normal()
+          .string();
+  require(path.find("empty") == std::string::npos,
+          "--astra_sim: ASTRA-sim ignores a comm-group file whose path contains 'empty' (" + path +
+              "): choose an output directory without that word");
+  if (!o.network_dims.empty()) {
+    plan.dims = parse_network_dims(o.network_dims, ranks);
+  } else {
+    std::vector<int64_t> degrees;
+    for (const mesh::MeshAxis& a : mesh.axes()) degrees.push_back(a.degree);
+    degrees.push_back(mesh.stages());
+    plan.dims = default_network_dims(degrees, AstraSimMachine{}.gpus_per_node);
+  }
+  if (units == Units::kStg)
+    notes.push_back(
+        "--astra_sim: these traces count elements and multiply-accumulates (--units stg), and "
+        "ASTRA-sim reads bytes and FLOPs: add --units physical for times in seconds");
+  // PREFIX of PREFIX.%d.et, as the file names spell it ("%%" is "%").
+  const std::string first = io::expand_rank(rank_pattern, 0);
+  const std::string prefix = first.substr(0, first.size() - std::string(".0.et").size());
+  const AstraSimFiles f =
+      astra_sim_files(plan.dims, AstraSimMachine{}, prefix, comm_group_name, ranks);
+  plan.files = {{kNetworkFile, f.network_yml},
+                {kSystemFile, f.system_json},
+                {kMemoryFile, f.memory_json},
+                {kRunScript, f.run_sh}};
+  return plan;
+}
+
+}  // namespace stg::emit
