@@ -100,10 +100,10 @@ TEST(TraceDetailFlag, ParsesFullAndSim) {
 TEST(TraceDetailFlag, UnknownValueIsOneLineUsageError) {
   TempDir tmp;
   const auto r =
-      run_stg(with(kGpt, {"--trace_detail", "Sim", "--output_dir", tmp.sub("out")}), tmp.path());
+      run_stg(with(kGpt, {"--trace_detail", "sm", "--output_dir", tmp.sub("out")}), tmp.path());
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err,
-            "stg: error: --trace_detail 'Sim' is unknown: did you mean sim? (use full or sim)\n");
+            "stg: error: --trace_detail 'sm' is unknown: did you mean sim? (use full or sim)\n");
   EXPECT_FALSE(fs::exists(tmp.sub("out/workload.0.et")));
 }
 

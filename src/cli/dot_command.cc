@@ -27,10 +27,10 @@ int dot_main(const std::vector<std::string>& args) {
   app.add_option("DIR", dir, "directory of per-rank traces")->required();
   IntegerFlags integers;
   integers.add(app, "--rank", rank, "the rank to draw (default 0)", stg::kMaxRanks - 1,
-               "an integer from 0 to " + std::to_string(stg::kMaxRanks - 1));
+               "an integer from 0 to " + std::to_string(stg::kMaxRanks - 1), 0);
   integers.add(app, "--max_nodes", options.max_nodes,
                "draw the first N nodes of the trace, 0 for all (default 500)",
-               std::numeric_limits<int64_t>::max(), "an integer >= 0 (0: all)");
+               std::numeric_limits<int64_t>::max(), "an integer >= 0 (0: all)", 0);
   if (const auto done = parse_command(app, integers, "dot", args)) return *done;
 
   stg::tools::TraceSet set;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -29,12 +30,15 @@ class IntegerFlags {
   // Adds `names` bound to `target`; its values must be whole numbers from
   // the type's least value up to `max`; `valid` says what is valid
   // ("an integer >= 1"), for the messages.
+  // `min`, when given, is a lower bound checked here too (a count that
+  // cannot be negative).
   template <class T>
   CLI::Option* add(CLI::App& app, const std::string& names, T& target, const std::string& help,
-                   int64_t max, std::string valid) {
+                   int64_t max, std::string valid, std::optional<int64_t> min = std::nullopt) {
     using Integer = typename IntegerOf<T>::type;
     CLI::Option* option = app.add_option(names, target, help);
-    entries_.push_back({option, static_cast<int64_t>(std::numeric_limits<Integer>::min()),
+    const int64_t least = static_cast<int64_t>(std::numeric_limits<Integer>::min());
+    entries_.push_back({option, min ? std::max(*min, least) : least,
                         std::min<int64_t>(max, std::numeric_limits<Integer>::max()),
                         std::move(valid)});
     return option;

@@ -62,7 +62,7 @@ void add_options(CLI::App& app, IntegerFlags& integers, stg::tools::ValidateOpti
                stg::kMaxThreads,
                "an integer up to " + std::to_string(stg::kMaxThreads) + " (0: one per core)");
   integers.add(app, "--show", options.max_shown, "violations printed per rule (default 5)",
-               std::numeric_limits<int>::max(), "an integer >= 0");
+               std::numeric_limits<int>::max(), "an integer >= 0", 0);
   app.add_flag("--require_pg_name", options.require_pg_name,
                "v0.0.4 collectives must use the string attribute pg_name");
   app.add_flag("--replay", options.replay,
