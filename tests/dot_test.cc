@@ -90,12 +90,12 @@ TEST(Dot, DrawsEveryNodeOfTheRank) {
   const int64_t drawn = count(g, "\\n *n[0-9]+ \\[shape=");
   const int64_t nodes = inspected_nodes(tmp, dir);
   EXPECT_EQ(drawn, nodes);
-  EXPECT_GT(count(g, "shape=box"), 0);      // compute
-  EXPECT_GT(count(g, "shape=hexagon"), 0);  // tp / dp collectives
-  EXPECT_GT(count(g, "shape=larrow"), 0);   // sends to stage 1
-  EXPECT_GT(count(g, "shape=rarrow"), 0);   // receives from stage 1
+  EXPECT_GT(count(g, "shape=box"), 0);                // compute
+  EXPECT_GT(count(g, "shape=hexagon"), 0);            // tp / dp collectives
+  EXPECT_GT(count(g, "shape=larrow"), 0);             // sends to stage 1
+  EXPECT_GT(count(g, "shape=rarrow"), 0);             // receives from stage 1
   EXPECT_EQ(count(g, "subgraph cluster_mb"), 8 / 2);  // --batch / --micro_batch
-  EXPECT_GT(count(g, "\\[style=dashed\\]"), 0);  // 1F1B's order
+  EXPECT_GT(count(g, "\\[style=dashed\\]"), 0);       // 1F1B's order
   EXPECT_EQ(count(g, "truncated"), 0);
 }
 

@@ -113,8 +113,8 @@ void add_model_flags(CLI::App& app, GenerateFlags& f) {
                  "an integer from 0 to " + std::to_string(stg::kMaxStacks));
   f.integers.add(app, "--q_lora_rank", o.q_lora_rank, "MLA query compression rank (deepseek)",
                  kNoBound, kAtLeastOne);
-  f.integers.add(app, "--kv_lora_rank", o.kv_lora_rank,
-                 "MLA key-value compression rank (deepseek)", kNoBound, kAtLeastOne);
+  f.integers.add(app, "--kv_lora_rank", o.kv_lora_rank, "MLA key-value compression rank (deepseek)",
+                 kNoBound, kAtLeastOne);
   f.integers.add(app, "--qk_nope_head_dim", o.qk_nope_dim,
                  "MLA per-head query/key dims without rotary embedding (deepseek)", kNoBound,
                  kAtLeastOne);
@@ -122,8 +122,8 @@ void add_model_flags(CLI::App& app, GenerateFlags& f) {
                  "MLA per-head query/key dims with rotary embedding, the key's shared by all "
                  "heads (deepseek)",
                  kNoBound, kAtLeastOne);
-  f.integers.add(app, "--v_head_dim", o.v_head_dim, "MLA per-head value dims (deepseek)",
-                 kNoBound, kAtLeastOne);
+  f.integers.add(app, "--v_head_dim", o.v_head_dim, "MLA per-head value dims (deepseek)", kNoBound,
+                 kAtLeastOne);
   app.add_option("--tpsp", f.tpsp, "tensor + sequence parallel layouts (0/1)");
   app.add_option("--activation_recompute", f.recompute,
                  "0/none, 1/full: recompute each block's forward before its backward, or "

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <fstream>
 #include <limits>
 
 #include "command_line.h"
@@ -53,7 +54,7 @@ void print_warnings(const stg::tools::ValidationReport& report) {
 }
 
 void add_options(CLI::App& app, IntegerFlags& integers, stg::tools::ValidateOptions& options,
-                 std::string& dir) {
+                 std::string& dir, std::string& timeline_file) {
   app.add_option("DIR", dir, "directory of per-rank traces")->required();
   app.add_option("--comm_group,--comm_group_file", options.comm_group_file,
                  "comm-group JSON (default: the one in DIR)")
@@ -78,6 +79,11 @@ void add_options(CLI::App& app, IntegerFlags& integers, stg::tools::ValidateOpti
                  "the makespan: GB/s per message, a send or collective taking comm_size / "
                  "link_gbps (default 100)")
       ->check(kPositive);
+  app.add_option("--timeline", timeline_file,
+                 "with --replay: write the makespan's order as Chrome trace-event JSON to FILE "
+                 "(Perfetto, chrome://tracing): one process per rank, compute and communication "
+                 "tracks")
+      ->check(kFileName);
 }
 
 }  // namespace
@@ -105,11 +111,31 @@ int validate_main(const std::vector<std::string>& args) {
   stg::tools::ValidateOptions options;
   std::string dir;
   IntegerFlags integers;
-  add_options(app, integers, options, dir);
+  std::string timeline_file;
+  add_options(app, integers, options, dir, timeline_file);
   if (const auto done = parse_command(app, integers, "validate", args)) return *done;
+  if (!timeline_file.empty() && !options.replay) {
+    std::fprintf(stderr,
+                 "stg validate: error: --timeline %s needs --replay (the timeline is the "
+                 "replay's): add --replay\n",
+                 timeline_file.c_str());
+    return 2;
+  }
   options.makespan = options.replay;
+  options.timeline = !timeline_file.empty();
   const stg::tools::ValidationReport report = stg::tools::validate_dir(dir, options);
   print_validation(report);
+  if (options.timeline && report.makespan && report.makespan->completed) {
+    std::ofstream out(timeline_file, std::ios::binary | std::ios::trunc);
+    out << stg::tools::chrome_trace_json(report.makespan->timeline);
+    if (!out.flush()) {
+      std::fprintf(stderr, "stg validate: error: --timeline %s cannot be written\n",
+                   timeline_file.c_str());
+      return 2;
+    }
+    std::printf("timeline: %zu events written to %s\n", report.makespan->timeline.size(),
+                timeline_file.c_str());
+  }
   return report.exit_status();
 }
 

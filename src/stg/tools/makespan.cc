@@ -24,6 +24,8 @@ struct RankGraph {
   std::vector<int64_t> peer, tag, size;
   std::vector<std::string> group;
   std::vector<std::vector<uint32_t>> children;
+  std::vector<uint64_t> ids;       // with a timeline only
+  std::vector<std::string> names;  // with a timeline only
   std::vector<uint32_t> remaining;
   bool ok = false;
   std::string error;
@@ -63,6 +65,10 @@ void read_rank(const std::string& path, const MakespanOptions& o, RankGraph& g) 
     g.tag.push_back(t.comm_tag.value_or(0));
     g.size.push_back(size);
     g.group.push_back(k == kColl ? t.group.value_or("") : "");
+    if (o.timeline) {
+      g.ids.push_back(t.id);
+      g.names.push_back(t.name);
+    }
   }
   if (!reader.error().empty()) {
     g.error = reader.error();
@@ -88,7 +94,8 @@ void read_rank(const std::string& path, const MakespanOptions& o, RankGraph& g) 
 // The timed run over all ranks.
 class Run {
  public:
-  Run(std::vector<RankGraph>& ranks, const CommGroups& groups) : g_(ranks) {
+  Run(std::vector<RankGraph>& ranks, const CommGroups& groups, bool timeline)
+      : g_(ranks), timeline_(timeline) {
     const auto n = static_cast<int64_t>(ranks.size());
     for (const auto& [id, members] : groups.groups) members_[id] = members;
     for (int64_t r = 0; r < n; ++r) world_.push_back(r);
@@ -98,6 +105,7 @@ class Run {
   MakespanResult run() {
     for (size_t r = 0; r < g_.size(); ++r) {
       state_[r].done.assign(g_[r].kind.size(), -1);
+      state_[r].start.assign(g_[r].kind.size(), 0);
       state_[r].end = 0;
       for (uint32_t i = 0; i < g_[r].kind.size(); ++i)
         if (g_[r].remaining[i] == 0) ready(r, i, 0);
@@ -127,13 +135,25 @@ class Run {
     }
     for (size_t r = 0; r < g_.size(); ++r)
       out.idle_ns.push_back(out.makespan_ns - out.compute_ns[r]);
+    if (timeline_) add_timeline(out.timeline);
     return out;
   }
 
  private:
   using MinHeap = std::priority_queue<uint32_t, std::vector<uint32_t>, std::greater<>>;
+  void add_timeline(std::vector<TimelineEvent>& events) const {
+    for (size_t r = 0; r < g_.size(); ++r)
+      for (uint32_t i = 0; i < g_[r].kind.size(); ++i) {
+        const uint8_t k = g_[r].kind[i];
+        const bool comm = k == kSend || k == kRecv || k == kColl;
+        events.push_back({static_cast<int64_t>(r), g_[r].ids[i], g_[r].names[i],
+                          comm ? TimelineTrack::kCommunication : TimelineTrack::kCompute,
+                          state_[r].start[i], state_[r].done[i]});
+      }
+  }
+
   struct RankState {
-    std::vector<double> done;
+    std::vector<double> done, start;
     MinHeap compute, comm;
     bool compute_busy = false, comm_busy = false;
     std::map<std::string, int64_t> next_position;  // per group: collectives issued
@@ -166,6 +186,7 @@ class Run {
         state_[r].comm.push(i);
         break;
       case kRecv: {
+        state_[r].start[i] = t;
         const Channel c{g.peer[i], static_cast<int64_t>(r), g.tag[i], g.size[i]};
         auto& sent = sent_[c];
         if (!sent.empty()) {
@@ -177,6 +198,7 @@ class Run {
         break;
       }
       default:
+        state_[r].start[i] = t;
         at(t, r, i);
     }
   }
@@ -188,12 +210,14 @@ class Run {
       const uint32_t i = s.compute.top();
       s.compute.pop();
       s.compute_busy = true;
+      s.start[i] = t;
       at(t + g.time[i], r, i);
     }
     if (!s.comm_busy && !s.comm.empty()) {
       const uint32_t i = s.comm.top();
       s.comm.pop();
       s.comm_busy = true;
+      s.start[i] = t;
       if (g.kind[i] == kSend) {
         at(t + g.time[i], r, i);
         return;
@@ -236,6 +260,7 @@ class Run {
   }
 
   std::vector<RankGraph>& g_;
+  const bool timeline_;
   std::vector<RankState> state_;
   std::map<std::string, std::vector<int64_t>> members_;
   std::vector<int64_t> world_, empty_;
@@ -274,7 +299,7 @@ MakespanResult makespan_dir(const std::string& dir, const std::string& comm_grou
           ranks[r].error.empty() ? "rank " + std::to_string(r) + " has no trace" : ranks[r].error;
       return out;
     }
-  return Run(ranks, set.comm_groups()).run();
+  return Run(ranks, set.comm_groups(), options.timeline).run();
 }
 
 std::string makespan_summary(const MakespanResult& r) {

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "stg/tools/chrome_trace.h"
 #include "stg/tools/roofline.h"
 
 namespace stg::tools {
@@ -28,6 +29,9 @@ namespace stg::tools {
 struct MakespanOptions {
   RooflineFigures roofline;
   double link_gbps = 100;  // GB/s per message (--link_gbps)
+  // Also return every node's start and end (MakespanResult::timeline): the
+  // names of all ranks' nodes are then held in memory.
+  bool timeline = false;
 };
 
 struct MakespanResult {
@@ -37,6 +41,11 @@ struct MakespanResult {
   // Per rank: the time its last node is done, its compute time, and the
   // time its compute stands idle within the step (makespan - compute).
   std::vector<double> end_ns, compute_ns, idle_ns;
+  // With MakespanOptions::timeline: one event per node of every rank. A
+  // compute node runs from its issue to its end; a send or collective from
+  // its issue on the communication slot to its end; a receive from the
+  // moment its dependencies are done to its end; any other node for 0 ns.
+  std::vector<TimelineEvent> timeline;
 };
 
 // Runs the traces in `dir` (comm-group file as replay_dir). Run it on a set

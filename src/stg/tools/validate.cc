@@ -519,9 +519,9 @@ class Validation {
       if (report_.errors.empty()) {
         report_.replay = replay_dir(dir_, options_.comm_group_file, options_.threads);
         if (options_.makespan && report_.replay->completed)
-          report_.makespan =
-              makespan_dir(dir_, options_.comm_group_file, {options_.roofline, options_.link_gbps},
-                           options_.threads);
+          report_.makespan = makespan_dir(
+              dir_, options_.comm_group_file,
+              {options_.roofline, options_.link_gbps, options_.timeline}, options_.threads);
       } else {
         report_.replay = ReplayResult();
         report_.replay->error = "not run: the input has errors";

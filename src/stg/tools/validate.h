@@ -63,6 +63,8 @@ struct ValidateOptions {
   // `roofline` and `link_gbps`.
   bool makespan = false;
   double link_gbps = 100;
+  // The makespan also returns every node's times (MakespanResult::timeline).
+  bool timeline = false;
 };
 
 struct Violation {
