@@ -20,7 +20,9 @@ void describe_command(CLI::App& app) {
       "Subcommands:\n"
       "  stg models            list the model presets (--model NAME)\n"
       "  stg validate DIR      check a trace directory against the simulator's rules\n"
-      "  stg inspect DIR       summarise a trace directory (--json)\n"
+      "  stg inspect DIR       summarise a trace directory (--json); --schedule NAME draws "
+      "a schedule\n"
+      "  stg dot DIR --rank R  one rank's trace as a Graphviz graph\n"
       "Choices: --model_type " +
       stg::models::family_names() +
       "; --pipeline_schedule none, gpipe, 1f1b, interleaved, zb-h1 or dualpipev; --units stg or "

@@ -55,8 +55,8 @@ std::string stray_argument(const CLI::App& app, int argc, char** argv) {
              (close.empty() ? "" : ", " + close) + " (see stg --help)";
     }
     return "unexpected argument '" + arg +
-           "': flags start with two dashes (--dp 2) and the subcommands are models, validate "
-           "and inspect (see stg --help)";
+           "': flags start with two dashes (--dp 2) and the subcommands are models, validate, "
+           "inspect and dot (see stg --help)";
   }
   return "";
 }
