@@ -751,6 +751,21 @@ std::vector<Config> build_matrix() {
     push(c);
   }
 
+  // Context parallelism under the schedules that run W apart.
+  for (const bool ring : {true, false}) {
+    Config c;
+    c.model = ring ? "llama" : "gpt";
+    c.cp_algo = ring ? "ring" : "ulysses";
+    c.schedule = ring ? "zb-h1" : "dualpipev";
+    c.megatron = !ring;
+    c.sp = 2;
+    c.pp = 2;
+    c.stacks = 4;
+    c.micro_batches = ring ? 3 : 4;
+    c.schema = kSchemas[index++ % 3];
+    push(c);
+  }
+
   // N. Schedules that run W apart (zero-bubble ZB-H1; DualPipeV, two chunks
   // per stage in a V), both frameworks, every later model; ZeRO 0-3 and
   // recompute rotate.
