@@ -131,6 +131,7 @@ passes::PassManager build_pipeline(const Options& o, const models::Workload& w, 
   w.kind->add_link_passes(pm, w);
   pm.emplace<passes::InsertCollectives>(models::sharding_rule(w),
                                         w.framework->collective_creator());
+  w.framework->add_issue_passes(pm, o, w);
   return pm;
 }
 
