@@ -18,6 +18,7 @@
 #include "stg/io/output_names.h"
 #include "stg/lower/expand_stage.h"
 #include "stg/lower/flat_stage.h"
+#include "stg/lower/step_growth.h"
 #include "stg/mesh/axes.h"
 #include "stg/mesh/rank_layout.h"
 #include "stg/models/registry.h"
@@ -135,11 +136,16 @@ passes::PassManager build_pipeline(const Options& o, const models::Workload& w, 
   return pm;
 }
 
+Units units(const Options& o, const models::Workload& w) {
+  if (o.units) return *o.units;
+  return w.kind->default_units().value_or(w.framework->default_units());
+}
+
 lower::LowerOptions lower_options(const Options& o, const models::Workload& w) {
   const frameworks::Framework& f = *w.framework;
   lower::LowerOptions lo;
   lo.io.mixed_precision = o.mixed_precision.value_or(false);
-  if (o.units.value_or(f.default_units()) == Units::kPhysical) {
+  if (units(o, w) == Units::kPhysical) {
     lo.flops_per_mac = 2;
     lo.kernel_flops = true;
     lo.bytes_per_element = dtype_bytes(o.dtype.value_or(f.default_dtype()));
@@ -150,6 +156,7 @@ lower::LowerOptions lower_options(const Options& o, const models::Workload& w) {
   }
   lo.tensor_size_moved = f.tensor_size_moved();
   lo.order = f.node_order();
+  w.kind->adjust_lowering(lo);
   lo.schedule = o.pipeline_schedule;
   lo.micro_batches = w.micro_batches;
   require(o.virtual_stages >= 1,
@@ -182,6 +189,12 @@ lower::LowerOptions lower_options(const Options& o, const models::Workload& w) {
 std::vector<StageGraph> lower_stages(const graph::Graph& g, const models::Workload& w,
                                      const lower::LowerOptions& options, int threads,
                                      int first_stage, int last_stage) {
+  return lower_stages(g, w, w.values, options, threads, first_stage, last_stage);
+}
+
+std::vector<StageGraph> lower_stages(const graph::Graph& g, const models::Workload& w,
+                                     const expr::Values& values, const lower::LowerOptions& options,
+                                     int threads, int first_stage, int last_stage) {
   const int pp = static_cast<int>(w.mesh.stages());
   if (last_stage < 0) last_stage = pp - 1;
   const std::vector<std::vector<int>> members = graph::tensors_by_stage(g, pp);
@@ -190,7 +203,7 @@ std::vector<StageGraph> lower_stages(const graph::Graph& g, const models::Worklo
   std::vector<StageGraph> stages(pp);
   util::parallel_for(first_stage, last_stage + 1, threads, [&](int64_t s) {
     io::throw_if_stopped();  // a stop request (io/cancel.h) is honoured between stages
-    stages[s] = lower::lower_stage(g, members[s], static_cast<int>(s), w.values, options);
+    stages[s] = lower::lower_stage(g, members[s], static_cast<int>(s), values, options);
   });
   return stages;
 }
@@ -240,6 +253,25 @@ struct LoweredRun {
   std::vector<std::optional<lower::FlatStage>> stages;
 };
 
+// Decode steps written from one (lower/step_growth.h): the templates lowered
+// again with the context one token longer, and at the last step's.
+void grow_decode_steps(const graph::Graph& g, const models::Workload& w,
+                       const lower::LowerOptions& one, int threads, int first_stage, int last_stage,
+                       int steps, std::vector<StageGraph>& templates) {
+  const std::string symbol(w.kind->context_symbol());
+  if (symbol.empty() || !w.values.by_symbol.count(symbol))
+    throw lower::FlatUnsupported("decode steps without a context length");
+  auto at = [&](int64_t tokens_later) {
+    expr::Values longer = w.values;
+    longer.by_symbol[symbol] += tokens_later;
+    return lower_stages(g, w, longer, one, threads, first_stage, last_stage);
+  };
+  const std::vector<StageGraph> next = at(1);
+  const std::vector<StageGraph> last = steps > 2 ? at(steps - 1) : std::vector<StageGraph>{};
+  for (int s = first_stage; s <= last_stage; ++s)
+    lower::add_step_growth(templates[s], next[s], last.empty() ? nullptr : &last[s], steps);
+}
+
 LoweredRun lower_run(const Options& o, models::Workload& w, const lower::LowerOptions& lo,
                      int threads, int first_stage, int last_stage, ProgressListener& listen) {
   LoweredRun run;
@@ -260,6 +292,9 @@ LoweredRun lower_run(const Options& o, models::Workload& w, const lower::LowerOp
   const lower::FlatSchedule schedule = w.kind->schedule(lo);
   run.stages.resize(templates.size());
   try {
+    if (schedule.decode_steps > 1)
+      grow_decode_steps(run.graph, w, one, threads, first_stage, last_stage, schedule.decode_steps,
+                        templates);
     const lower::RecvTags tags = lower::recv_tags(run.graph, static_cast<int>(w.mesh.stages()));
     for (int s = first_stage; s <= last_stage; ++s)
       run.stages[s].emplace(std::move(templates[s]), tags, w.micro_batches, schedule, lo.order);
@@ -299,7 +334,7 @@ MemoryReport memory_report(const Options& o, const models::Workload& w,
     }
     const bool gqa = w.decoder.any(models::AttentionKind::kGqa);
     kv.kv_heads = (gqa ? v.at("KVHead") : v.at("Head")) / v.at("tp");
-    const bool physical = o.units.value_or(w.framework->default_units()) == Units::kPhysical;
+    const bool physical = units(o, w) == Units::kPhysical;
     kv.element_bytes = physical ? static_cast<int>(lo.bytes_per_element)
                                 : (o.mixed_precision.value_or(false) ? 2 : 4);
     report.text += report::format_attention_kv(kv);
@@ -406,8 +441,7 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   const mesh::RankLayout layout(w.mesh);
   const auto [first_rank, last_rank] = rank_range(o, layout.num_ranks());
   const emit::AstraSimPlan astra_sim =
-      emit::plan_astra_sim(o, out.rank_pattern, out.comm_group_name, w.mesh,
-                           o.units.value_or(w.framework->default_units()), w.notes);
+      emit::plan_astra_sim(o, out.rank_pattern, out.comm_group_name, w.mesh, units(o, w), w.notes);
   // A part of the ranks (--ranks, --shard) needs only its stages.
   const int first_stage = static_cast<int>(first_rank / layout.ranks_per_stage());
   const int last_stage =

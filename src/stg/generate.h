@@ -66,14 +66,23 @@ OutputPlan resolve_outputs(const Options& o);
 passes::PassManager build_pipeline(const Options& o, const models::Workload& w, bool flat = false);
 
 // How one stage is lowered (units, schedule; the workload's framework
-// gives the defaults, the node order and what tensor_size counts).
+// gives the defaults, the node order and what tensor_size counts, and the
+// workload kind may choose its own).
 lower::LowerOptions lower_options(const Options& o, const models::Workload& w);
+// The units of the run: the flag's, else the workload kind's, else the
+// framework's.
+Units units(const Options& o, const models::Workload& w);
 
 // Lowers the stages first_stage..last_stage (-1: the last) of a graph that
 // went through the pipeline; the others stay empty.
 std::vector<StageGraph> lower_stages(const graph::Graph& g, const models::Workload& w,
                                      const lower::LowerOptions& options, int threads,
                                      int first_stage = 0, int last_stage = -1);
+// The same with other numbers bound to the symbols (a decode-step template
+// at another context length).
+std::vector<StageGraph> lower_stages(const graph::Graph& g, const models::Workload& w,
+                                     const expr::Values& values, const lower::LowerOptions& options,
+                                     int threads, int first_stage, int last_stage);
 
 // Checks the options and generates everything. Throws UsageError on bad
 // input before any file is written. Files are staged inside the output
