@@ -45,6 +45,7 @@ std::string with_commas(int64_t n) {
 // files, ..." for a part (--ranks, --shard): what this process wrote.
 void print_summary(const GenerateFlags& f, const stg::RunSummary& s, double seconds) {
   if (!s.memory_report.empty()) std::fputs(s.memory_report.c_str(), stdout);
+  if (s.serving) std::fputs(stg::report::format_serving(*s.serving).c_str(), stdout);
   if (f.print_step_figures) std::fputs(stg::report::format_step_figures(s.step).c_str(), stdout);
   if (f.quiet) return;
   const bool part = s.first_rank != 0 || s.last_rank != s.ranks - 1;

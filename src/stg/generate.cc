@@ -426,6 +426,48 @@ report::StepFigures step_of_run(const std::vector<std::optional<lower::FlatStage
                                          "element operations, sizes in elements");
 }
 
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::kFp32:
+      return "fp32";
+    case DType::kBf16:
+      return "bf16";
+    case DType::kFp16:
+      return "fp16";
+    case DType::kFp8:
+      return "fp8";
+  }
+  return "?";
+}
+
+// `stg infer`'s figures: the phases of each stage written, the memory of
+// every stage.
+report::ServingFigures serving_figures(const Options& o, const models::Workload& w,
+                                       const LoweredRun& run, const mesh::RankLayout& layout) {
+  const Serving& s = *o.serving;
+  report::ServingFigures f;
+  f.requests = s.requests;
+  f.prompt_len = s.prompt_len;
+  f.decode_steps = s.decode_steps;
+  f.kv_dtype = dtype_name(s.kv_dtype);
+  f.roofline = {s.peak_tflops, s.mem_bw_gbps};
+  f.hbm_gb = s.hbm_gb;
+  const int64_t element_bytes = dtype_bytes(o.dtype.value_or(w.framework->default_dtype()));
+  const int64_t per_stage = layout.ranks_per_stage();
+  for (int st = 0; st < static_cast<int>(w.mesh.stages()); ++st) {
+    const report::ServingMemory memory =
+        report::stage_memory(run.graph, st, w.values, element_bytes, w.micro_batches);
+    if (memory.total() > f.largest.total()) {
+      f.largest = memory;
+      f.largest_stage = st;
+    }
+    if (!run.stages[st]) continue;
+    f.stages.push_back({st, st * per_stage, (st + 1) * per_stage - 1,
+                        report::phase_figures(*run.stages[st]), memory});
+  }
+  return f;
+}
+
 }  // namespace
 
 RunSummary generate(const Options& o, ProgressListener* progress) {
@@ -453,9 +495,16 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   io::OutputFiles files(out.dir);
   LoweredRun run;
   std::string dump;
+  std::optional<report::ServingFigures> serving;
   try {
     run = lower_run(o, w, lo, threads, first_stage, last_stage, listen);
     if (!o.dump_after.empty()) dump = dump_graph(o);
+    // A serving plan whose memory does not fit the GPU is refused before
+    // anything is written.
+    if (o.serving) {
+      serving = serving_figures(o, w, run, layout);
+      require(serving->fits(), report::hbm_refusal(*serving));
+    }
     io::throw_if_stopped();
   } catch (const expr::SizeError& e) {
     throw UsageError(e.what());
@@ -471,6 +520,7 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   }
   RunSummary summary;
   summary.notes = std::move(w.notes);
+  summary.serving = std::move(serving);
   MemoryReport memory = memory_report(o, w, lo, run.graph, layout.ranks_per_stage());
   summary.memory = std::move(memory.by_stage);
   summary.memory_report = std::move(memory.text);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "stg/options.h"
 #include "stg/passes/pass.h"
 #include "stg/report/memory.h"
+#include "stg/report/serving.h"
 #include "stg/report/step_figures.h"
 
 namespace stg {
@@ -36,6 +38,9 @@ struct RunSummary {
   // FLOPs per rank and bytes per parallel axis of the ranks written
   // (report/step_figures.h; the CLI prints them with --print_step_figures).
   report::StepFigures step;
+  // `stg infer`: the per-phase figures and the memory per rank
+  // (report/serving.h).
+  std::optional<report::ServingFigures> serving;
   std::vector<std::string> notes;  // flags that had no effect, ...
 };
 

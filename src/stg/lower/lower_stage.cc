@@ -178,9 +178,9 @@ class StageLowering {
     }
     n.micro_batch = x.micro_batch;
     n.per_step = x.phase == graph::Phase::kDecode;
+    n.phase = graph::phase_of(g_, t);
     if (n.kind == NodeKind::kComp && in_a_step(x)) {
       n.scheduled = true;
-      n.phase = graph::phase_of(g_, t);
       n.phase_step = x.phase_step;
       n.chunk = x.chunk;
     }
@@ -211,7 +211,12 @@ class StageLowering {
         const int data = graph::carried(g_, in);
         const auto bytes = static_cast<uint64_t>(bytes_of(data, view, tensor_named(in)));
         n.tensor_size += bytes;
-        const graph::Tensor& source = g_[data];
+        // What the bytes are: the data an identity links to (a weight read
+        // through a tied embedding's link).
+        int origin = data;
+        while (g_[origin].op == graph::Op::kIdentity && g_[origin].x1 >= 0)
+          origin = graph::carried(g_, g_[origin].x1);
+        const graph::Tensor& source = g_[origin];
         if (source.role == graph::Role::kWeight || source.require_grads)
           n.weight_bytes_read += bytes;
         else if (source.role == graph::Role::kPersistent)

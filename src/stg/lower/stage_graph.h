@@ -120,8 +120,9 @@ struct LoweredNode {
   int32_t tag = 0;
 
   // Where the node comes from: its tensor's micro-batch (-1: none, e.g. a
-  // weight's update) and, for a compute node that the pipeline schedule
-  // orders, its step's chunk and direction (lower/flat_stage.h reads these).
+  // weight's update) and phase and, for a compute node that the pipeline
+  // schedule orders, its step's chunk and phase step (lower/flat_stage.h
+  // reads these).
   int micro_batch = -1;
   bool scheduled = false;
   graph::Phase phase = graph::Phase::kForward;  // graph::phase_of its tensor
