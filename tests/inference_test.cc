@@ -42,7 +42,7 @@ namespace v4 = ChakraProtoMsg;
 struct Config {
   int64_t l = 2, h = 256, a = 8, g = 2, f = 512, V = 1024;  // blocks, dims, heads, KV heads
   int64_t R = 8, P = 32, D = 3;                             // requests, prompt, decode steps
-  int64_t dp = 1, tp = 1;
+  int64_t dp = 1, tp = 1, cp = 1;
   int64_t kv_bytes = 2;  // bf16, or 1 with --kv_dtype fp8
 
   int64_t hd() const { return h / a; }
@@ -64,8 +64,9 @@ struct Config {
   }
   int64_t embedding_params() const { return V / tp * h; }  // each of the two
   int64_t params() const { return l * block_params() + 2 * embedding_params(); }
-  // The K/V cache a rank reads at context L: K and V of its KV heads.
-  int64_t kv_read(int64_t L) const { return l * T() * L * 2 * hd() * (g / tp) * kv_bytes; }
+  // The K/V cache a rank reads at context L: K and V of its KV heads, of
+  // its 1/cp of every request's tokens.
+  int64_t kv_read(int64_t L) const { return l * T() * L / cp * 2 * hd() * (g / tp) * kv_bytes; }
   int64_t context(int64_t step) const { return P + step + 1; }
 };
 
@@ -81,6 +82,7 @@ Options options_of(const Config& c, const std::string& dir) {
   o.dvocal = c.V;
   o.degree["dp"] = c.dp;
   o.degree["tp"] = c.tp;
+  o.degree["sp"] = c.cp;
   o.threads = 2;
   Serving s;
   s.requests = c.R;
@@ -255,6 +257,34 @@ TEST(Infer, DecodeStepsWithoutPrefill) {
   EXPECT_EQ(s.serving->stages.at(0).memory.kv_cache, c.kv_read(c.P + c.D));
 }
 
+// Context parallelism: each cp rank prefills P/cp tokens of every prompt
+// (its queries against all P keys) and holds 1/cp of every cache; a decode
+// step's tokens are split over the cp ranks for the matrix products, and
+// every rank attends with all the step's queries over its part of the
+// cache.
+TEST(Infer, ContextParallelSplitsTheTokensAndTheCache) {
+  Config c;
+  c.cp = 2;
+  c.P = 64;
+  const Output run = generate_and_read(c);
+  const PhaseSums prefill = phase_sums(run.rank0, "prefill.");
+  EXPECT_EQ(prefill.matmul_flops,
+            2 * (c.l * c.block_params() + c.embedding_params()) * c.T() * c.P / c.cp +
+                2 * c.embedding_params() * c.T() / c.cp);
+  EXPECT_EQ(prefill.attention_flops, c.l * 4 * c.T() * (c.P / c.cp) * c.P * c.a * c.hd());
+  for (int64_t step : {int64_t{0}, c.D - 1}) {
+    SCOPED_TRACE("decode step " + std::to_string(step));
+    const PhaseSums s = phase_sums(run.rank0, "decode" + std::to_string(step) + ".");
+    const int64_t L = c.context(step);
+    EXPECT_EQ(s.matmul_flops, 2 * c.params() * c.T() / c.cp);
+    // 4 x queries x (L / cp) cached tokens x query-head dims, exact when
+    // the product is whole.
+    EXPECT_EQ(s.attention_flops, c.l * 4 * c.T() * L * c.a * c.hd() / c.cp);
+    EXPECT_EQ(phase(run.summary, "decode " + std::to_string(step)).kv_bytes, c.kv_read(L));
+  }
+  EXPECT_EQ(run.summary.serving->stages.at(0).memory.kv_cache, c.kv_read(c.P + c.D));
+}
+
 // Memory per rank: the weights, the caches of P + D tokens.
 TEST_P(DecodeFormulas, MemoryPerRank) {
   const Config c = GetParam();
@@ -374,6 +404,16 @@ std::vector<Plan> plans() {
   add("llama_one_step_json", small("llama"), [](Options& o) {
     o.serving->decode_steps = 1;
     o.schema = emit::Schema::kJson;
+  });
+  add("llama_tp2_cp2_ring", small("llama"), [](Options& o) {
+    o.degree["tp"] = 2;
+    o.degree["sp"] = 2;
+    o.cp_algo = CpAlgo::kRing;
+  });
+  add("gpt_cp4_pp2_ulysses", small("gpt"), [](Options& o) {
+    o.degree["sp"] = 4;
+    o.degree["pp"] = 2;
+    o.cp_algo = CpAlgo::kUlysses;
   });
   add("llama_tp2_pp2_decode_only", small("llama"), [](Options& o) {
     o.degree["tp"] = 2;

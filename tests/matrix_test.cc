@@ -846,6 +846,11 @@ std::vector<Config> build_matrix() {
     c.binary = true;
   });
   serve("moe", 1, 1, 2, 2, 3, 2, [](Config& c) { c.prefill = false; });
+  serve("llama", 1, 2, 1, 1, 2, 1, [](Config& c) {
+    c.sp = 2;
+    c.cp_algo = "ring";
+  });
+  serve("gpt", 2, 1, 2, 1, 2, 1, [](Config& c) { c.sp = 2; });
 
   // K. A few through the executable (compared with the in-process bytes).
   std::vector<Config> binary;
@@ -1083,7 +1088,7 @@ class Summary : public ::testing::Test {
     EXPECT_GE(binary, 5);
     int serving = 0;
     for (const Config& c : m) serving += c.serving();
-    EXPECT_GE(serving, 10);
+    EXPECT_GE(serving, 12);
     std::printf("matrix: %zu distinct configurations (%d through the stg binary)\n", m.size(),
                 binary);
   }

@@ -43,9 +43,6 @@ void refuse_training_flags(const Options& o) {
   require(o.module_csv.empty(),
           "--module_csv is a training graph: stg infer needs a decoder "
           "model (--model_type gpt, llama, moe, ... or --model NAME)");
-  require(o.degree["sp"] == 1,
-          "--cp " + num(o.degree["sp"]) +
-              ": context parallelism is not part of stg infer yet: drop --cp (or --sp)");
 }
 
 void check_serving(const Serving& s) {
@@ -77,6 +74,20 @@ int64_t requests_per_micro_batch(const Options& o, const Serving& s) {
   return s.requests;
 }
 
+// Context parallelism (and, with --tpsp 1, tp) splits the prompt's tokens
+// and a decode step's one token per request: each rank needs a whole share.
+void check_token_splits(const Options& o, const Serving& s, int64_t micro, bool tpsp) {
+  const int64_t cp = o.degree["sp"], split = cp * (tpsp ? o.degree["tp"] : 1);
+  const std::string by = tpsp ? "--cp x --tp = " + num(split) : "--cp " + num(cp);
+  require(s.prompt_len % split == 0, "--prompt_len " + num(s.prompt_len) + " is not divisible by " +
+                                         by + ": each rank prefills a whole share of every prompt");
+  const int64_t requests = micro / o.degree["dp"];
+  require(s.decode_steps == 0 || requests % split == 0,
+          "the " + num(requests) +
+              " requests of a micro-batch per replica (--micro_batch / --dp) " +
+              "are not divisible by " + by + ": each rank decodes a whole share of their tokens");
+}
+
 }  // namespace
 
 Workload inference_workload(const Options& o, const frameworks::Framework& f, bool steps_from_one) {
@@ -98,6 +109,7 @@ Workload inference_workload(const Options& o, const frameworks::Framework& f, bo
   require(stacks >= 1, "--num_stacks " + num(stacks) + " is not valid: use >= 1");
   const bool moe = family.decoder(o, static_cast<int>(stacks)).any(BlockKind::kMoe);
   d.tpsp = o.tpsp.value_or(moe);
+  check_token_splits(o, s, *d.micro_batch, *d.tpsp);
   ServingPlan plan;
   plan.prefill = s.prefill;
   plan.decode_steps = static_cast<int>(s.decode_steps);

@@ -185,7 +185,8 @@ Graph attention(const Layout& l, const BlockSpec& spec, const MegatronParts& meg
   const graph::Shape written = {d.batch_dp, d.seq_cp, hd, kv_heads};
   if (kv.phase == ServingPhase::kDecode) {
     add_cache_write(g, kv, cache, k, "v", written, 2);
-    add_decode_attention(g, cache, d.heads_tp, q, {d.batch_dp, d.seq_cp, hd, d.heads_tp});
+    const graph::Shape heads = {d.batch_dp, d.seq_cp, hd, d.heads_tp};
+    add_decode_attention(g, cache, d.heads_tp, q, heads, heads);
     return g;
   }
   g.append(cp_attention_kernel({hd, hd, kv_heads, gqa}, megatron, cp), "attn_kernel.", {}, {});

@@ -25,7 +25,8 @@ const char* write_name(const KvCache& kv) {
 void add_cache_write(Graph& g, const KvCache& kv, const CacheLayout& layout, const std::string& x1,
                      const std::string& x2, const Shape& shape, int axis) {
   using namespace typed;
-  const int cache = input(g, "kv_cache", cache_shape(dims().cache_tokens, layout));
+  // Each context-parallel rank holds 1/cp of every sequence's tokens.
+  const int cache = input(g, "kv_cache", cache_shape(dims().cache_tokens / dims().cp, layout));
   graph::Tensor& c = g.mutable_tensor_keep_result(cache);
   c.role = graph::Role::kPersistent;
   c.element_bytes = kv.element_bytes;
@@ -40,17 +41,25 @@ void add_cache_write(Graph& g, const KvCache& kv, const CacheLayout& layout, con
 }
 
 void add_decode_attention(Graph& g, const CacheLayout& layout, const expr::Expr& heads,
-                          const std::string& q, const Shape& out) {
+                          const std::string& q, const Shape& q_shape, const Shape& out) {
   using namespace typed;
   const Dims& d = dims();
-  // Every query token of every sequence against Ctx cached tokens.
-  const expr::Expr queries = d.batch_dp * d.seq_cp;
-  const expr::Expr macs = queries * heads * d.context * (layout.score_width + layout.value_width) +
-                          queries * layout.extra_macs;
-  const int qkv =
-      custom(g, "attn_kernel.qkv", "kv_cache", macs, cache_shape(d.context, layout), out);
+  // The step's queries of every cp rank (all-gathered over cp) against the
+  // Ctx/cp cached tokens of this rank; the outputs are partial sums over cp
+  // (reduce-scattered back to each rank's queries). The absorbed
+  // projections (extra_macs) run on the rank's own queries.
+  auto gathered = [&](Shape s) {
+    s[1] = d.seq;
+    return s;
+  };
+  identity(g, "attn_kernel.q_all", q, gathered(q_shape));
+  const expr::Expr macs =
+      d.batch_dp * d.seq * heads * (d.context / d.cp) * (layout.score_width + layout.value_width) +
+      d.batch_dp * d.seq_cp * layout.extra_macs;
+  const int qkv = custom(g, "attn_kernel.qkv", "kv_cache", macs,
+                         cache_shape(d.context / d.cp, layout), gathered(out), {c(1) / d.cp});
   flops(g, macs * c(2));
-  g.mutable_tensor(qkv).extra_deps = {g.at(q), g.at("kv_append")};
+  g.mutable_tensor(qkv).extra_deps = {g.at("attn_kernel.q_all"), g.at("kv_append")};
   g.link("attn_kernel.qkv", "attn");
 }
 

@@ -1,11 +1,10 @@
 // The KV cache of a block's attention in a serving workload
 // (models/inference_decoder.h, docs/inference.md): a persistent tensor
-// "kv_cache" of CacheTokens tokens per sequence, what each token leaves of
-// its keys and values. The prefill writes its tokens' into it ("kv_write");
-// a decode step appends its token's ("kv_append") and attends over the
-// cache, Ctx tokens of it (the context so far with its own): that kernel
-// reads the cache, its FLOPs and the bytes it reads grow with the context
-// (lower/step_growth.h).
+// "kv_cache" of CacheTokens tokens per sequence (CacheTokens/cp on each
+// context-parallel rank), what each token leaves of its keys and values. The prefill writes its
+// tokens' into it ("kv_write"); a decode step appends its token's ("kv_append") and attends over
+// the cache, Ctx tokens of it (the context so far with its own): that kernel reads the cache, its
+// FLOPs and the bytes it reads grow with the context (lower/step_growth.h).
 #pragma once
 
 #include <string>
@@ -41,9 +40,12 @@ void add_cache_write(graph::Graph& g, const KvCache& kv, const CacheLayout& layo
                      int axis);
 
 // The decode step's attention "attn_kernel.qkv": `heads` query heads of the
-// step's tokens over the cache, waiting for the queries `q` and the append;
-// its output, of `out` shape, is linked to "attn".
+// step's tokens over the cache, waiting for the queries `q` (of `q_shape`)
+// and the append; its output, of `out` shape, is linked to "attn". Under
+// context parallelism each rank holds 1/cp of the cache: the queries are
+// all-gathered over cp and the outputs reduce-scattered.
 void add_decode_attention(graph::Graph& g, const CacheLayout& layout, const expr::Expr& heads,
-                          const std::string& q, const graph::Shape& out);
+                          const std::string& q, const graph::Shape& q_shape,
+                          const graph::Shape& out);
 
 }  // namespace stg::models

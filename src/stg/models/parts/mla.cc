@@ -125,7 +125,7 @@ Graph latent_attention(const Layout& l, const MegatronParts& megatron, const Con
                           d.heads_tp * d.kv_lora_rank * (d.qk_nope_dim + d.v_head_dim)};
   if (kv.phase == ServingPhase::kDecode) {
     add_cache_write(g, kv, cache, "kv_latent_rope", "", s.kv_latent_rope, 2);
-    add_decode_attention(g, cache, d.heads_tp, "q", s.v);
+    add_decode_attention(g, cache, d.heads_tp, "q", s.q, s.v);
     return g;
   }
   g.append(cp_attention_kernel({d.qk_nope_dim + d.qk_rope_dim, d.v_head_dim, d.heads_tp, false},
