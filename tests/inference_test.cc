@@ -98,9 +98,10 @@ Options options_of(const Config& c, const std::string& dir) {
 
 struct Node {
   std::string name, op_type;
-  bool compute = false;
+  bool compute = false, send = false;
   int64_t num_ops = 0;
   uint64_t tensor_size = 0;
+  int64_t comm_size = 0, peer = -1;
 };
 
 std::vector<Node> read_rank(const std::string& path) {
@@ -123,7 +124,10 @@ std::vector<Node> read_rank(const std::string& path) {
       Node e;
       e.name = n.name();
       e.compute = n.type() == v4::COMP_NODE;
+      e.send = n.type() == v4::COMM_SEND_NODE;
       for (const v4::AttributeProto& a : n.attr()) {
+        if (a.name() == "comm_size") e.comm_size = a.int64_val();
+        if (a.name() == "comm_dst") e.peer = a.int32_val();
         if (a.name() == "num_ops") e.num_ops = a.int64_val();
         if (a.name() == "tensor_size") e.tensor_size = a.uint64_val();
         if (a.name() == "op_type") e.op_type = a.string_val();
@@ -285,6 +289,38 @@ TEST(Infer, ContextParallelSplitsTheTokensAndTheCache) {
   EXPECT_EQ(run.summary.serving->stages.at(0).memory.kv_cache, c.kv_read(c.P + c.D));
 }
 
+// Disaggregated (--disaggregate 1:1): the prefill on ranks 0-1 (tp 2), the
+// decode steps on ranks 2-3; each prefill rank sends its decode rank the
+// caches of the prompts (K and V of its KV heads, every block) and the
+// first token, and holds caches of the prompt only.
+TEST(Infer, DisaggregatedPoolsSendTheCaches) {
+  Config c;
+  c.tp = 2;
+  stg_test::TempDir tmp({.prefix = "stg_infer", .keep_on_failure = true});
+  Options o = options_of(c, (tmp.path() / "out").string());
+  o.serving->prefill_replicas = o.serving->decode_replicas = 1;
+  const RunSummary s = generate(o);
+  EXPECT_EQ(s.ranks, 4);
+  int64_t sent = 0;
+  for (const Node& n : read_rank(o.output_dir + "/workload.0.et"))
+    if (n.send) {
+      EXPECT_EQ(n.peer, 2) << n.name;
+      sent += n.comm_size;
+    }
+  const int64_t token_bytes = 2 * c.T();
+  EXPECT_EQ(sent, c.kv_read(c.P) + token_bytes);
+  ASSERT_EQ(s.serving->stages.size(), 2u);
+  EXPECT_EQ(s.serving->stages[0].pool, "prefill pool");
+  EXPECT_EQ(s.serving->stages[0].memory.kv_cache, c.kv_read(c.P));
+  EXPECT_EQ(s.serving->stages[1].memory.kv_cache, c.kv_read(c.P + c.D));
+  const report::PhaseFigures& first = s.serving->stages[1].phases.at(0);
+  EXPECT_EQ(first.phase, "decode 0");
+  EXPECT_EQ(first.weight_bytes, 2 * c.params());
+  EXPECT_EQ(first.kv_bytes, c.kv_read(c.context(0)));
+  const PhaseSums d = phase_sums(read_rank(o.output_dir + "/workload.2.et"), "decode0.");
+  EXPECT_EQ(d.matmul_flops, 2 * c.params() * c.T());
+}
+
 // Memory per rank: the weights, the caches of P + D tokens.
 TEST_P(DecodeFormulas, MemoryPerRank) {
   const Config c = GetParam();
@@ -414,6 +450,15 @@ std::vector<Plan> plans() {
     o.degree["sp"] = 4;
     o.degree["pp"] = 2;
     o.cp_algo = CpAlgo::kUlysses;
+  });
+  add("llama_tp2_pp2_disaggregated", small("llama"), [](Options& o) {
+    o.degree["tp"] = 2;
+    o.degree["pp"] = 2;
+    o.serving->prefill_replicas = o.serving->decode_replicas = 1;
+  });
+  add("moe_ep2_disaggregated_2_2", small("moe"), [](Options& o) {
+    o.degree["ep"] = 2;
+    o.serving->prefill_replicas = o.serving->decode_replicas = 2;
   });
   add("llama_tp2_pp2_decode_only", small("llama"), [](Options& o) {
     o.degree["tp"] = 2;

@@ -86,8 +86,9 @@ struct Config {
   // stg infer (docs/inference.md): decode steps after the prefill (-1: a
   // training step); the batch is the requests, the sequence the prompt.
   int decode_steps = -1;
-  bool kv_fp8 = false;  // --kv_dtype fp8
-  bool prefill = true;  // --prefill 0: decode steps only
+  bool kv_fp8 = false;         // --kv_dtype fp8
+  bool prefill = true;         // --prefill 0: decode steps only
+  bool disaggregated = false;  // --disaggregate 1:1: a prefill and a decode pool
 
   bool serving() const { return decode_steps >= 0; }
 
@@ -105,7 +106,8 @@ struct Config {
     return (model == "gpt" || model == "dense" || model == "llama") ? tp * ep : tp;
   }
   int64_t ranks() const {
-    return dp * tp * sp * pp * (model == "csv" || model == "transformer" ? 1 : ep);
+    return dp * tp * sp * pp * (model == "csv" || model == "transformer" ? 1 : ep) *
+           (disaggregated ? 2 : 1);
   }
 
   void finalize();
@@ -180,6 +182,7 @@ std::vector<std::string> Config::args() const {
     if (serving()) add("--decode_steps", num(decode_steps));
     if (kv_fp8) add("--kv_dtype", "fp8");
     if (!prefill) add("--prefill", "0");
+    if (disaggregated) add("--disaggregate", "1:1");
     if (model == "transformer") {
       add("--din", num(dvocal));
       add("--dout", num(dvocal));
@@ -253,6 +256,7 @@ Options Config::options(const std::string& dir) const {
       s.decode_steps = decode_steps;
       if (kv_fp8) s.kv_dtype = DType::kFp8;
       s.prefill = prefill;
+      if (disaggregated) s.prefill_replicas = s.decode_replicas = 1;
       o.serving = s;
     } else {
       o.seq = seq;
@@ -336,6 +340,7 @@ std::string Config::name() const {
   if (serving()) part("infer" + std::to_string(decode_steps));
   if (kv_fp8) part("kvfp8");
   if (!prefill) part("noprefill");
+  if (disaggregated) part("disaggregated");
   if (binary) part("bin");
   for (char& c : n)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
@@ -851,6 +856,11 @@ std::vector<Config> build_matrix() {
     c.cp_algo = "ring";
   });
   serve("gpt", 2, 1, 2, 1, 2, 1, [](Config& c) { c.sp = 2; });
+  serve("llama", 1, 2, 2, 1, 3, 2, [](Config& c) { c.disaggregated = true; });
+  serve("moe", 2, 1, 1, 2, 2, 1, [](Config& c) {
+    c.disaggregated = true;
+    c.megatron = true;
+  });
 
   // K. A few through the executable (compared with the in-process bytes).
   std::vector<Config> binary;
@@ -1088,7 +1098,7 @@ class Summary : public ::testing::Test {
     EXPECT_GE(binary, 5);
     int serving = 0;
     for (const Config& c : m) serving += c.serving();
-    EXPECT_GE(serving, 12);
+    EXPECT_GE(serving, 14);
     std::printf("matrix: %zu distinct configurations (%d through the stg binary)\n", m.size(),
                 binary);
   }

@@ -172,6 +172,7 @@ models::Workload decode_workload(const workloads::WorkloadKind& kind, int steps,
     const int token = g.custom(p + "token", p + "logits", "Batch/dp*V", "Batch/dp, " + s + ", V",
                                "Batch/dp, 1, 1");
     place(token, Kind::kLast);
+    g.mutable_tensor_keep_result(token).feeds_next_step = true;  // the next step embeds it
     for (int i = first; i < static_cast<int>(g.size()); ++i) {
       graph::Tensor& t = g.mutable_tensor_keep_result(i);
       t.phase = ph;

@@ -21,8 +21,24 @@ constexpr const char* kServing = "Serving (stg infer)";
 
 struct ServingFlags {
   stg::Serving serving;
-  std::string kv_dtype, prefill;
+  std::string kv_dtype, prefill, disaggregate;
 };
+
+// "P:D", two whole numbers >= 1.
+bool parse_pools(const std::string& text, int64_t& p, int64_t& d) {
+  const size_t colon = text.find(':');
+  if (colon == std::string::npos) return false;
+  try {
+    size_t used = 0;
+    p = std::stoll(text.substr(0, colon), &used);
+    if (used != colon) return false;
+    d = std::stoll(text.substr(colon + 1), &used);
+    if (used != text.size() - colon - 1) return false;
+  } catch (const std::exception&) {
+    return false;
+  }
+  return p >= 1 && d >= 1 && p <= stg::kMaxRanks && d <= stg::kMaxRanks;
+}
 
 void add_serving_flags(CLI::App& app, IntegerFlags& integers, ServingFlags& f) {
   stg::Serving& s = f.serving;
@@ -47,6 +63,11 @@ void add_serving_flags(CLI::App& app, IntegerFlags& integers, ServingFlags& f) {
         "128");
   group(app.add_option("--kv_dtype", f.kv_dtype, "element type of the KV cache: bf16 or fp8"),
         "bf16");
+  group(app.add_option("--disaggregate", f.disaggregate,
+                       "P:D: the prefill on P replicas of the plan, the decode steps on D others, "
+                       "each block's KV cache sent from each prefill rank to its decode rank "
+                       "(P = D)"),
+        "off: both on the same ranks");
   group(app.add_option("--hbm_gb", s.hbm_gb,
                        "GB of memory per GPU: a plan needing more per rank is refused")
             ->check(kPositive),
@@ -96,6 +117,11 @@ int infer_main(int argc, char** argv) {
       return fail(e.what());
     }
   }
+  if (!serving.disaggregate.empty() &&
+      !parse_pools(serving.disaggregate, serving.serving.prefill_replicas,
+                   serving.serving.decode_replicas))
+    return fail("--disaggregate '" + serving.disaggregate +
+                "' is not valid: use P:D, whole numbers >= 1 (e.g. 1:1)");
   flags.options.serving = serving.serving;
   return run_generate_command(flags);
 }

@@ -123,9 +123,9 @@ passes::PassManager build_pipeline(const Options& o, const models::Workload& w, 
   passes::PassManager pm;
   if (!w.bindings.empty()) pm.emplace<passes::BindSymbols>(w.bindings);
   w.kind->add_graph_passes(pm, o, w, flat);
-  pm.emplace<passes::AssignStages>(w.model.num_blocks,
-                                   lower::schedule_chunks(o.pipeline_schedule, o.virtual_stages),
-                                   lower::v_shaped(o.pipeline_schedule), o.pp_balance_cost);
+  pm.emplace<passes::AssignStages>(
+      w.model.num_blocks, lower::schedule_chunks(o.pipeline_schedule, o.virtual_stages),
+      lower::v_shaped(o.pipeline_schedule), o.pp_balance_cost, w.pools);
   pm.emplace<passes::InsertSendRecv>();
   // Ring attention's K/V chunks go round the cp ring.
   if (o.cp_algo == CpAlgo::kRing && o.degree["sp"] > 1) pm.emplace<passes::InsertAxisSendRecv>();
@@ -463,8 +463,12 @@ report::ServingFigures serving_figures(const Options& o, const models::Workload&
       f.largest_stage = st;
     }
     if (!run.stages[st]) continue;
-    f.stages.push_back({st, st * per_stage, (st + 1) * per_stage - 1,
-                        report::phase_figures(*run.stages[st], s.prefill), memory});
+    // Disaggregated: the decode pool's stages have no prefill of their own.
+    const int pool = static_cast<int>(st / (w.mesh.stages() / w.pools));
+    std::string pool_name;
+    if (w.pools > 1) pool_name = pool == 0 ? "prefill pool" : "decode pool";
+    f.stages.push_back({st, st * per_stage, (st + 1) * per_stage - 1, pool_name,
+                        report::phase_figures(*run.stages[st], s.prefill && pool == 0), memory});
   }
   return f;
 }

@@ -73,6 +73,10 @@ struct Serving {
   // The roofline of the per-phase figures (stg validate's defaults:
   // tools/roofline.h).
   double peak_tflops = 989, mem_bw_gbps = 3350;
+  // --disaggregate P:D: the prefill on P replicas of the plan, the decode
+  // steps on D others (0:0: on the same ranks).
+  int64_t prefill_replicas = 0, decode_replicas = 0;
+  bool disaggregated() const { return prefill_replicas > 0; }
 };
 
 struct Options {

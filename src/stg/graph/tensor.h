@@ -66,6 +66,9 @@ struct Placement {
   enum class Kind { kFirst, kBlock, kLast };
   Kind kind = Kind::kBlock;
   int block = 0;  // index of the transformer block for kBlock
+  // Serving with disaggregated pools (docs/inference.md): 0 the prefill
+  // pool's ranks, 1 the decode pool's, each the plan's pipeline stages.
+  int pool = 0;
 };
 
 // In a micro-batch template (passes/micro_batch.h) a name holds the
@@ -122,6 +125,10 @@ struct Tensor {
   // prefill's). A decode tensor that reads `succeeds` reads, from the second
   // step on, the previous step's copy of this tensor instead.
   int succeeds = -1;
+  // What the next decode step reads (a sampled token): a decode step that
+  // reads it on another stage receives it in every step (passes/
+  // insert_send_recv.h); other values of earlier phases once.
+  bool feeds_next_step = false;
   bool is_backward() const { return graph::is_backward(phase); }
   // Transient full-size buffer of sharded training (FSDP assembled weight or
   // gradient): not resident memory.

@@ -163,7 +163,7 @@ class StageLowering {
         // reader's input (passes/insert_send_recv.h): what it carries is
         // another tensor in every step.
         const graph::Tensor& value = g_[graph::carried(g_, t)];
-        const bool across_steps = x.phase == graph::Phase::kDecode &&
+        const bool across_steps = x.phase == graph::Phase::kDecode && value.feeds_next_step &&
                                   (value.phase != x.phase || value.phase_step != x.phase_step);
         if (send) {
           n.inputs.push_back(across_steps ? info(t) : info(x.x1));

@@ -27,6 +27,10 @@ struct ServingPlan {
   bool steps_from_one = true;
   int64_t first_context = 0;
   int kv_element_bytes = 0;  // of the KV cache; 0: the trace's --dtype
+  // Prefill and decode on pools of ranks of their own (graph::Placement::
+  // pool 0 and 1), each with its weights and caches; each block's cache
+  // and the first token go from the prefill pool to the decode pool.
+  bool disaggregated = false;
 };
 
 Model build_inference_decoder(const DecoderConfig& config, const ServingPlan& plan);

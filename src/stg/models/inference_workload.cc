@@ -104,18 +104,30 @@ Workload inference_workload(const Options& o, const frameworks::Framework& f, bo
   Options d = o;
   d.batch = s.requests;
   d.seq = s.prompt_len;
-  d.micro_batch = requests_per_micro_batch(o, s);
+  // Disaggregated: each pool is the plan, P (= D) replicas of it.
+  if (s.disaggregated()) {
+    require(s.prefill && s.decode_steps > 0,
+            "--disaggregate puts the prefill and the decode steps on pools of their own: give "
+            "both (--prefill 1 and --decode_steps >= 1)");
+    require(s.prefill_replicas == s.decode_replicas,
+            "--disaggregate " + num(s.prefill_replicas) + ":" + num(s.decode_replicas) +
+                ": pools of different sizes are not generated yet: give P:D with P = D (each "
+                "pool is P replicas of the plan)");
+    d.degree["dp"] *= s.prefill_replicas;
+  }
+  d.micro_batch = requests_per_micro_batch(d, s);
   const int64_t stacks = o.num_stacks.value_or(80);  // as decoder_workload reads it
   require(stacks >= 1, "--num_stacks " + num(stacks) + " is not valid: use >= 1");
   const bool moe = family.decoder(o, static_cast<int>(stacks)).any(BlockKind::kMoe);
   d.tpsp = o.tpsp.value_or(moe);
-  check_token_splits(o, s, *d.micro_batch, *d.tpsp);
+  check_token_splits(d, s, *d.micro_batch, *d.tpsp);
   ServingPlan plan;
   plan.prefill = s.prefill;
   plan.decode_steps = static_cast<int>(s.decode_steps);
   plan.steps_from_one = steps_from_one;
   plan.first_context = s.prompt_len + 1;
   plan.kv_element_bytes = static_cast<int>(dtype_bytes(s.kv_dtype));
+  plan.disaggregated = s.disaggregated();
   Workload w = decoder_workload(
       d, f, family, [&](const DecoderConfig& c) { return build_inference_decoder(c, plan); });
   // Decode step 0 attends over the prompt and its own token; the cache
@@ -129,6 +141,13 @@ Workload inference_workload(const Options& o, const frameworks::Framework& f, bo
   w.own_kind = std::make_shared<workloads::ForwardOnly>(std::move(phases),
                                                         static_cast<int>(from_one), "Ctx");
   w.kind = w.own_kind.get();
+  if (s.disaggregated()) {
+    // Two pools of the plan's stages: the prefill pool's, then the decode
+    // pool's (the comm-group file covers both). No training groups.
+    w.pools = 2;
+    w.mesh = mesh::Mesh(w.mesh.axes(), 2 * w.mesh.stages());
+    w.embedding_group = -1;
+  }
   return w;
 }
 

@@ -43,17 +43,17 @@ void insert_send_recv(graph::Graph& g) {
   int tag = 0;
   for (int s = 0; s < pp; ++s) {
     // (remote producer, read by a decode step from another step) -> its
-    // RECV on this stage. A decode step that reads a value of an earlier
-    // step or phase (the token sampled before it) receives it in every
-    // step: the SEND and RECV are the step's and are named after the reader
-    // (in a decode-step template, Tensor::succeeds says what later steps
-    // send).
+    // RECV on this stage. A decode step that reads the token sampled before
+    // it (Tensor::feeds_next_step) receives it in every step: the SEND and
+    // RECV are the step's and are named after the reader (in a decode-step
+    // template, Tensor::succeeds says what later steps send). Other values
+    // of earlier phases are received once.
     std::map<std::pair<int, bool>, int> recv_of;
     for (int t : members[s]) {
       auto receive = [&](int in, int operand) {
         if (in < 0 || g[in].stage == s) return in;
         const bool for_step =
-            g[t].phase == graph::Phase::kDecode &&
+            g[t].phase == graph::Phase::kDecode && g[in].feeds_next_step &&
             (g[in].phase != graph::Phase::kDecode || g[in].phase_step != g[t].phase_step);
         auto [it, fresh] = recv_of.emplace(std::make_pair(in, for_step), -1);
         if (!fresh) return it->second;

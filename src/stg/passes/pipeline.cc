@@ -91,7 +91,7 @@ void assign_stages(graph::Graph& g, int pp, int num_blocks, int chunks, bool v_s
     // Placement does not enter an op's result: the cached result stays.
     graph::Tensor& t = g.mutable_tensor_keep_result(static_cast<int>(i));
     const bool up = v_shape && virtual_stage >= pp;  // the V's second arm
-    t.stage = up ? 2 * pp - 1 - virtual_stage : virtual_stage % pp;
+    t.stage = (up ? 2 * pp - 1 - virtual_stage : virtual_stage % pp) + p.pool * pp;
     t.chunk = virtual_stage / pp;
   }
 }

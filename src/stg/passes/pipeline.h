@@ -24,6 +24,8 @@ int stage_of_block(int block, int num_blocks, int pp);
 // contiguous runs by their work (FLOPs, or operation counts, evaluated with
 // these values) so that the most costly stage costs least, instead of by
 // count; the first and last parts count with the first and last block.
+// A tensor of serving pool k (Placement::pool) goes to stage k * pp + its
+// stage in the plan.
 void assign_stages(graph::Graph& g, int pp, int num_blocks, int chunks = 1, bool v_shape = false,
                    const expr::Values* cost_values = nullptr);
 
@@ -31,20 +33,24 @@ void assign_stages(graph::Graph& g, int pp, int num_blocks, int chunks = 1, bool
 // runs whose largest sum of costs is the least possible.
 std::vector<int> stages_by_cost(const std::vector<double>& cost, int stages);
 
-// Over the stages of the analyses' mesh, which owns the pipeline degree.
+// Over the stages of the analyses' mesh, which owns the pipeline degree:
+// `pools` pools of stages (serving with disaggregated pools), each of the
+// plan's pipeline stages.
 class AssignStages : public Pass {
  public:
-  AssignStages(int num_blocks, int chunks, bool v_shape = false, bool by_cost = false)
-      : blocks_(num_blocks), chunks_(chunks), v_shape_(v_shape), by_cost_(by_cost) {}
+  AssignStages(int num_blocks, int chunks, bool v_shape = false, bool by_cost = false,
+               int pools = 1)
+      : blocks_(num_blocks), chunks_(chunks), v_shape_(v_shape), by_cost_(by_cost), pools_(pools) {}
   std::string_view name() const override { return "assign-stages"; }
   void run(graph::Graph& g, Analyses& a) override {
-    assign_stages(g, static_cast<int>(a.mesh().stages()), blocks_, chunks_, v_shape_,
+    assign_stages(g, static_cast<int>(a.mesh().stages()) / pools_, blocks_, chunks_, v_shape_,
                   by_cost_ ? &a.values() : nullptr);
   }
 
  private:
   int blocks_, chunks_;
   bool v_shape_, by_cost_;
+  int pools_;
 };
 
 }  // namespace stg::passes

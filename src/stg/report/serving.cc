@@ -169,7 +169,7 @@ std::string format_serving(const ServingFigures& f) {
   };
   for (const StageServing& s : f.stages) {
     out += "stage " + std::to_string(s.stage) + " (ranks " + std::to_string(s.first_rank) + "-" +
-           std::to_string(s.last_rank) + "):\n";
+           std::to_string(s.last_rank) + (s.pool.empty() ? "" : ", " + s.pool) + "):\n";
     out += row({"phase", "FLOPs", "bytes read", "weights read", "KV read", "comm bytes",
                 "compute ms", "memory ms", "roofline ms"});
     for (const PhaseFigures& p : s.phases) {

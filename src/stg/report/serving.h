@@ -43,6 +43,7 @@ struct ServingMemory {
 struct StageServing {
   int stage = 0;
   int64_t first_rank = 0, last_rank = 0;
+  std::string pool;  // with --disaggregate: "prefill pool" or "decode pool"
   std::vector<PhaseFigures> phases;
   ServingMemory memory;
 };
