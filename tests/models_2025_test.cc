@@ -455,7 +455,7 @@ TEST(Presets2025, FlopsPerTokenMatchTheStandardCount) {
     o.trace_detail = emit::TraceDetail::kSim;
     const RunSummary run = generate(o);
     const double tokens = 8.0 * 4096;
-    const double stg_flops = static_cast<double>(run.step.flops.total) / tokens;
+    const double stg_flops = run.step.flops.total.as_double() / tokens;
 
     double active;  // the two blocks' active parameters and both embeddings
     double blocks = 2;

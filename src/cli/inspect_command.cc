@@ -58,7 +58,7 @@ void print_nodes(const InspectReport& r) {
     std::printf("  nodes missing attributes: %lld\n",
                 static_cast<long long>(r.nodes_missing_attributes));
   std::printf("\ncompute (COMP_NODE)\n");
-  std::printf("  num_ops total %s (per rank %s .. %s)\n", num(r.compute.num_ops).c_str(),
+  std::printf("  num_ops total %s (per rank %s .. %s)\n", r.compute.num_ops.text().c_str(),
               num(r.compute.num_ops_min).c_str(), num(r.compute.num_ops_max).c_str());
   std::printf("  tensor_size total %s\n", num(r.compute.tensor_size).c_str());
 }

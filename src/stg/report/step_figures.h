@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "stg/mesh/axes.h"
+#include "stg/report/exact_total.h"
 
 namespace stg::report {
 
@@ -35,10 +36,11 @@ inline bool point_to_point(const std::string& name) {
   return name == "pp" || (name.size() > 4 && name.compare(name.size() - 4, 4, " p2p") == 0);
 }
 
-// A figure that differs between ranks: its sum over the ranks counted and
-// its extremes, each with the lowest rank that has it.
+// A figure that differs between ranks: its sum over the ranks counted
+// (exact: it can pass 64 bits) and its extremes, each with the lowest rank
+// that has it.
 struct RankSpread {
-  int64_t total = 0;
+  ExactTotal total;
   int64_t min = 0, min_rank = -1;
   int64_t max = 0, max_rank = -1;
   void add(int64_t rank, int64_t value);
