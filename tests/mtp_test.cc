@@ -114,6 +114,25 @@ TEST(Mtp, ModuleWeightsAsPublished) {
   }
 }
 
+TEST(Mtp, ProjectionSplitByColumnsOverTp) {
+  for (const char* framework : {"reference", "megatron"}) {
+    SCOPED_TRACE(framework);
+    Options o = small_deepseek(framework, 1);
+    o.degree["tp"] = 2;
+    const models::Workload w = models::build_workload(o);
+    // Each tp rank holds 32 of eh_proj's 64 output columns and projects the
+    // whole gathered sequence (4 x 16 tokens of 128) onto them: 4 x 16 x
+    // 128 x 32 multiply-accumulates.
+    EXPECT_EQ(elements(w, "mtp.0.eh_proj"), 2 * 64 * 32);
+    EXPECT_EQ(elements(w, "mtp.0.joined_full"), 4 * 16 * 2 * 64);
+    EXPECT_EQ(elements(w, "mtp.0.projected_columns"), 4 * 16 * 32);
+    EXPECT_EQ(elements(w, "mtp.0.projected"), 4 * 8 * 64);  // the rank's half of the sequence
+    const int p = w.model.graph.at("mtp.0.projected_columns");
+    EXPECT_EQ(expr::whole_count(w.model.graph.result(p).num_ops, w.values, "ops"),
+              4 * 16 * 2 * 64 * 32);
+  }
+}
+
 TEST(Mtp, SharesTheEmbeddingAndTheOutputLayerOnOneStage) {
   for (const char* framework : {"reference", "megatron"}) {
     SCOPED_TRACE(framework);

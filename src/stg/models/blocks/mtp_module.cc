@@ -11,11 +11,18 @@ using graph::Graph;
 using namespace typed;
 
 // The two norms, their join and the projection eh_proj, with its own
-// flat weight bucket.
+// flat weight bucket. eh_proj is split by output columns over tp
+// (Megatron-LM's ColumnParallelLinear): the joined pair is gathered whole
+// (over the sequence, with tpsp), projected to Dmodel/tp, gathered over
+// the columns and cut back to the rank's part of the sequence; backward,
+// the gradient is gathered and cut to the rank's columns, and the joined
+// pair's gradient is a partial sum over tp.
 Graph projection(const Layout& l, const MegatronParts& megatron) {
   const Dims& d = dims();
   const graph::Shape joined = {l.shape[0], l.shape[1], c(2) * d.hidden};
-  const graph::Shape w = {c(2) * d.hidden, d.hidden}, one = {c(1)};
+  const graph::Shape joined_full = {l.full[0], l.full[1], c(2) * d.hidden};
+  const graph::Shape columns = {l.full[0], l.full[1], d.hidden / d.tp};
+  const graph::Shape w = {c(2) * d.hidden, d.hidden / d.tp}, one = {c(1)};
   Graph g;
   g.append(layer_norm(l), "hnorm.", {}, {});
   g.append(layer_norm(l), "enorm.", {}, {});
@@ -23,11 +30,21 @@ Graph projection(const Layout& l, const MegatronParts& megatron) {
   const int join =
       op(g, "joined", graph::Op::kConcat, "hnorm.y", "enorm.y", l.shape, &l.shape, one, one);
   g.mutable_tensor(join).axis = 2;
-  einsum(g, "projected", "joined", "eh_proj", "bsm,mn->bsn", joined, w);
+  identity(g, "joined_full", "joined", joined_full);
+  einsum(g, "projected_columns", "joined_full", "eh_proj", "bsm,mn->bsn", joined_full, w);
+  identity(g, "projected_full", "projected_columns", l.full);
+  identity(g, "projected", "projected_full", l.shape);
   const int b = static_cast<int>(g.size());
   input(g, "dprojected", l.shape, "projected");
-  einsum(g, "deh_proj", "dprojected", "joined", "bsn,bsm->mn", l.shape, joined, "eh_proj");
-  einsum(g, "djoined", "dprojected", "eh_proj", "bsn,mn->bsm", l.shape, w, "joined");
+  identity(g, "dprojected_full", "dprojected", l.full);
+  identity(g, "dprojected_columns", "dprojected_full", columns);
+  identity(g, "joined_full_backward", "joined", joined_full);
+  einsum(g, "deh_proj", "dprojected_columns", "joined_full_backward", "bsn,bsm->mn", columns,
+         joined_full, "eh_proj");
+  // A partial sum over tp (the contracted columns are split), summed into
+  // the joined pair's layout.
+  einsum(g, "djoined_partial", "dprojected_columns", "eh_proj", "bsn,mn->bsm", columns, w);
+  identity(g, "djoined", "djoined_partial", joined);
   slice(g, "dhidden_normed", "djoined", 2, d.hidden, joined);
   slice(g, "dembedded_normed", "djoined", 2, d.hidden, joined);
   g.mark_backward_from(b);

@@ -6,8 +6,8 @@
 // [2 Dmodel, Dmodel], then one transformer block of the spec's `mtp_block`
 // kind and a final norm feed the output layer. The embedding and the
 // output layer are the model's (models/parts/mtp_vocabulary.h), not the
-// module's. `eh_proj` is whole on every tensor-parallel rank; norms hold
-// no weights, as elsewhere in stg.
+// module's. `eh_proj` is split by its output columns over tp (as
+// Megatron-LM's); norms hold no weights, as elsewhere in stg.
 #pragma once
 
 #include "stg/graph/graph.h"
