@@ -16,7 +16,7 @@ namespace stg::report {
 class ExactTotal {
  public:
   ExactTotal() = default;
-  ExactTotal(int64_t v) : value_(v) {}  // NOLINT: a total of one figure
+  ExactTotal(int64_t v) : value_(v) {}  // implicit: a total of one figure
 
   ExactTotal& operator+=(int64_t v) {
     value_ += v;
