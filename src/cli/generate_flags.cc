@@ -126,6 +126,10 @@ void add_model_flags(CLI::App& app, GenerateFlags& f) {
                  kNoBound, kAtLeastOne);
   f.integers.add(app, "--v_head_dim", o.v_head_dim, "MLA per-head value dims (deepseek)", kNoBound,
                  kAtLeastOne);
+  f.integers.add(app, "--mtp_depth", o.mtp_depth,
+                 "multi-token prediction modules after the last block, each predicting one token "
+                 "further (decoder models; DeepSeek-V3: 1)",
+                 stg::kMaxStacks, "an integer from 0 to " + std::to_string(stg::kMaxStacks), 0);
   app.add_option("--tpsp", f.tpsp, "tensor + sequence parallel layouts (0/1)");
   app.add_option("--activation_recompute", f.recompute,
                  "0/none, 1/full: recompute each block's forward before its backward, or "

@@ -47,8 +47,8 @@ double block_activation_bytes(const mesh::Mesh& mesh, const expr::Values& values
   const double b = rank_micro_batch(mesh, values);
   const double h = value(values, "Dmodel", 1), f = value(values, "Dff", 1);
   const double sbh = s * b * h, sbf = s * b * f;
-  if (o.recompute == Recompute::kFull)  // the block input, 2 bytes
-    return 2 * sbh / (o.sequence_parallel ? t : 1);
+  if (o.recompute == Recompute::kFull)  // the block input (an MTP module's two), 2 bytes
+    return (block.mtp_module ? 4 : 2) * sbh / (o.sequence_parallel ? t : 1);
   // Korthikanti et al. §4.1 count, per element kept for the backward pass
   // (2 bytes, 1 for a dropout mask). gpt: 34·sbh = 10·sbh that tensor
   // parallelism alone does not split + 24·sbh that it does.
@@ -56,9 +56,11 @@ double block_activation_bytes(const mesh::Mesh& mesh, const expr::Values& values
   const double norms = 4 * sbh;                      // the inputs of the two norms
   const double block_inputs = 4 * sbh;               // the QKV and the MLP input (norm outputs)
   const double masks = block.dropout ? 2 * sbh : 0;  // two dropouts, GPT-3 only
-  double attention = 2 * sbh                         // Q
-                     + 4 * sbh * kv                  // K and V
-                     + 2 * sbh;  // the attention output (the projection's input)
+  // An MTP module: its two inputs and the joined pair (2h wide).
+  const double mtp = block.mtp_module ? 2 * sbh + 2 * sbh + 4 * sbh : 0;
+  double attention = 2 * sbh         // Q
+                     + 4 * sbh * kv  // K and V
+                     + 2 * sbh;      // the attention output (the projection's input)
   if (block.own_head_dim || block.qk_norm) {
     // Q (and the output) of Head x HeadDim, K and V of KVHead x HeadDim.
     const double heads = value(values, "Head", 1);
@@ -101,7 +103,7 @@ double block_activation_bytes(const mesh::Mesh& mesh, const expr::Values& values
       mlp = 4 * sbf;
       break;
   }
-  const double replicated = norms + block_inputs + masks;
+  const double replicated = norms + block_inputs + masks + mtp;
   const double split = attention + mlp;
   // Selective recomputation drops the attention's score matrices
   // (5·a·s²·b), which a fused attention kernel never stores: no change.
@@ -154,8 +156,8 @@ std::vector<StageMemory> megatron_memory_by_stage(const graph::Graph& g, const m
   const double replicated_t = o.sequence_parallel ? t : 1;
   // The last stage's fp32 logits (vocabulary-parallel) for the loss, and the
   // inputs of the final norm and of the output layer (Korthikanti §4.3).
-  const double logits = 4 * s * b * value(values, "Dvocal", 0) / t;
-  const double last_inputs = 4 * sbh / replicated_t;
+  const double logits = o.output_layers * 4 * s * b * value(values, "Dvocal", 0) / t;
+  const double last_inputs = o.output_layers * 4 * sbh / replicated_t;
   // The first stage: gpt's embedding dropout mask (1 byte per value).
   const double first_mask = o.embedding_dropout ? sbh / replicated_t : 0;
   for (int st = 0; st < pp; ++st) {
