@@ -25,6 +25,7 @@
 #include "stg/passes/insert_axis_send_recv.h"
 #include "stg/passes/insert_collectives.h"
 #include "stg/passes/insert_send_recv.h"
+#include "stg/passes/mirror_model.h"
 #include "stg/passes/pipeline.h"
 #include "stg/report/attention_kv.h"
 #include "stg/report/stage_figures.h"
@@ -123,8 +124,9 @@ passes::PassManager build_pipeline(const Options& o, const models::Workload& w, 
   if (!w.bindings.empty()) pm.emplace<passes::BindSymbols>(w.bindings);
   w.kind->add_graph_passes(pm, o, w, flat);
   pm.emplace<passes::AssignStages>(w.model.num_blocks,
-                                   lower::schedule_chunks(o.pipeline_schedule, o.virtual_stages),
+                                   lower::model_chunks(o.pipeline_schedule, o.virtual_stages),
                                    lower::v_shaped(o.pipeline_schedule), o.pp_balance_cost);
+  if (o.pipeline_schedule == lower::Schedule::kDualPipe) pm.emplace<passes::MirrorModel>();
   pm.emplace<passes::InsertSendRecv>();
   // Ring attention's K/V chunks go round the cp ring.
   if (o.cp_algo == CpAlgo::kRing && o.degree["sp"] > 1) pm.emplace<passes::InsertAxisSendRecv>();
@@ -157,17 +159,14 @@ lower::LowerOptions lower_options(const Options& o, const models::Workload& w) {
   require(o.virtual_stages == 1 || lo.schedule == lower::Schedule::kInterleaved,
           "--virtual_stages applies to --pipeline_schedule interleaved only: add it or drop "
           "--virtual_stages");
-  require(lo.schedule != lower::Schedule::kDualPipe,
-          "--pipeline_schedule dualpipe is not generated (its two directions need two copies of "
-          "the model in one step; `stg inspect --schedule dualpipe` draws it): use dualpipev, "
-          "the same order cut in half on one copy");
   const int chunks = lower::schedule_chunks(lo.schedule, o.virtual_stages);
+  const int model_chunks = lower::model_chunks(lo.schedule, o.virtual_stages);
   const int64_t pp = w.mesh.stages();
   const std::string too_few =
       lower::schedule_requirement(lo.schedule, static_cast<int>(pp), w.micro_batches);
   require(too_few.empty(), too_few);
-  require(chunks == 1 || pp * chunks <= w.model.num_blocks,
-          "--pp " + std::to_string(pp) + " x --virtual_stages " + std::to_string(chunks) +
+  require(model_chunks == 1 || pp * model_chunks <= w.model.num_blocks,
+          "--pp " + std::to_string(pp) + " x --virtual_stages " + std::to_string(model_chunks) +
               " is larger than --num_stacks " + std::to_string(w.model.num_blocks) +
               ": every virtual stage needs at least one block");
   if (lo.schedule == lower::Schedule::kInterleaved)
@@ -262,7 +261,8 @@ LoweredRun lower_run(const Options& o, models::Workload& w, const lower::LowerOp
   try {
     const lower::RecvTags tags = lower::recv_tags(run.graph, static_cast<int>(w.mesh.stages()));
     for (int s = first_stage; s <= last_stage; ++s)
-      run.stages[s].emplace(std::move(templates[s]), tags, w.micro_batches, schedule, lo.order);
+      run.stages[s].emplace(std::move(templates[s]), tags,
+                            lower::replica_count(lo.schedule, w.micro_batches), schedule, lo.order);
   } catch (const lower::FlatUnsupported& e) {
     throw UsageError(std::string("the micro-batches of this model cannot be written from one: ") +
                      e.what() + "; use one micro-batch (--micro_batch equal to --batch)");
