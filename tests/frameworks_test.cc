@@ -76,6 +76,16 @@ TEST(Frameworks, GradientPasses) {
             (std::vector<std::string>{"add-weight-updates", "set-gradient-precision"}));
 }
 
+TEST(Frameworks, IssuePasses) {
+  const Options o;
+  const models::Workload w;
+  passes::PassManager ref, meg;
+  find("reference").add_issue_passes(ref, o, w);
+  find("megatron").add_issue_passes(meg, o, w);
+  EXPECT_TRUE(ref.names().empty());
+  EXPECT_EQ(meg.names(), (std::vector<std::string>{"defer-weight-gradient-gathers"}));
+}
+
 TEST(Frameworks, DecoderParts) {
   Options o;
   o.degree["pp"] = 2;
@@ -119,6 +129,10 @@ class Bucketed : public Framework {
   void add_gradient_passes(passes::PassManager& pm, const Options& o,
                            const models::Workload& w) const override {
     ref().add_gradient_passes(pm, o, w);
+  }
+  void add_issue_passes(passes::PassManager& pm, const Options& o,
+                        const models::Workload& w) const override {
+    ref().add_issue_passes(pm, o, w);
   }
   Units default_units() const override { return ref().default_units(); }
   DType default_dtype() const override { return ref().default_dtype(); }

@@ -847,6 +847,29 @@ std::vector<Config> build_matrix() {
     push(c);
   }
 
+  // O. DualPipe (two copies of the model, micro-batches from both ends, the
+  // copies' gradients summed over stages i and pp-1-i): both frameworks,
+  // every later model, ZeRO 0-3, recompute and lean traces rotating.
+  for (const bool megatron : {false, true})
+    for (const std::string model : {"gpt", "llama", "moe"}) {
+      Config c;
+      c.model = model;
+      c.megatron = megatron;
+      c.pp = model == "llama" && !megatron ? 4 : 2;
+      if (model == "moe") c.ep = 2;
+      if (model == "gpt" && megatron) c.tp = 2;
+      if (model == "llama" && megatron) c.dp = 2;
+      c.stacks = c.pp;
+      c.micro_batches = 2 * c.pp;
+      c.schedule = "dualpipe";
+      const int i = index++;
+      c.schema = kSchemas[i % 3];
+      c.zero = i % 4;
+      c.recompute = i % 3 == 1;
+      c.sim = i % 2 == 0;
+      push(c);
+    }
+
   // Context parallelism under the schedules that run W apart.
   for (const bool ring : {true, false}) {
     Config c;
@@ -1107,11 +1130,11 @@ class Summary : public ::testing::Test {
     EXPECT_EQ(seen["moe.tpsp"], (std::set<std::string>{"1"}));
     EXPECT_EQ(seen["recompute"], (std::set<std::string>{"0", "1"}));
     EXPECT_EQ(seen["schedule"], (std::set<std::string>{"none", "gpipe", "1f1b", "interleaved",
-                                                       "zb-h1", "dualpipev"}));
+                                                       "zb-h1", "dualpipe", "dualpipev"}));
     for (const std::string model : {"gpt", "llama", "moe"})
-      EXPECT_EQ(
-          seen["megatron." + model],
-          (std::set<std::string>{"none", "gpipe", "1f1b", "interleaved", "zb-h1", "dualpipev"}))
+      EXPECT_EQ(seen["megatron." + model],
+                (std::set<std::string>{"none", "gpipe", "1f1b", "interleaved", "zb-h1", "dualpipe",
+                                       "dualpipev"}))
           << "--framework megatron " << model;
     EXPECT_EQ(seen["units"], (std::set<std::string>{"stg", "physical"}));
     EXPECT_EQ(seen["dtype"], (std::set<std::string>{"fp32", "bf16", "fp16", "fp8"}));

@@ -25,7 +25,8 @@ void describe_command(CLI::App& app) {
       "  stg dot DIR --rank R  one rank's trace as a Graphviz graph\n"
       "Choices: --model_type " +
       stg::models::family_names() +
-      "; --pipeline_schedule none, gpipe, 1f1b, interleaved, zb-h1 or dualpipev; --units stg or "
+      "; --pipeline_schedule none, gpipe, 1f1b, interleaved, zb-h1, dualpipe or dualpipev; --units "
+      "stg or "
       "physical; --chakra_schema_version v0.0.4, v0.0.1 or json. docs/flags.md has every flag "
       "and default.");
   app.get_formatter()->column_width(34);
@@ -140,8 +141,8 @@ void add_model_flags(CLI::App& app, GenerateFlags& f) {
 
 void add_schedule_flags(CLI::App& app, GenerateFlags& f) {
   app.add_option("--pipeline_schedule", f.schedule,
-                 "none (order left to the simulator), gpipe, 1f1b, interleaved, zb-h1 or "
-                 "dualpipev (docs/pipeline_schedules.md)");
+                 "none (order left to the simulator), gpipe, 1f1b, interleaved, zb-h1, dualpipe "
+                 "or dualpipev (docs/pipeline_schedules.md)");
   f.integers.add(app, "--virtual_stages", f.options.virtual_stages,
                  "layer chunks per stage (interleaved)", stg::kMaxStacks,
                  "an integer from 1 to " + std::to_string(stg::kMaxStacks));

@@ -38,8 +38,9 @@ inline std::vector<int> step_of_nodes(const stg::StageGraph& s,
 inline void add_schedule_ctrl_deps(stg::StageGraph& s, const stg::lower::LowerOptions& o, int pp) {
   using stg::lower::Schedule;
   if (o.schedule == Schedule::kNone) return;
+  // Steps by the graph's micro-batch replicas (DualPipe: two micro-batches each).
   const std::vector<stg::lower::Step> steps =
-      stg::lower::schedule_steps(o.schedule, s.stage, pp, o.micro_batches, o.chunks);
+      stg::lower::replica_steps(o.schedule, s.stage, pp, o.micro_batches, o.chunks);
   const std::vector<int> step_of =
       step_of_nodes(s, steps, stg::lower::separates_weight_gradients(o.schedule));
   const int n = static_cast<int>(s.nodes.size());

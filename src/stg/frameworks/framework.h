@@ -58,6 +58,10 @@ class Framework {
   // weights updated: the passes after recomputation, before assign-stages.
   virtual void add_gradient_passes(passes::PassManager& pm, const Options& o,
                                    const models::Workload& w) const = 0;
+  // When the communication is issued: the passes after insert-collectives
+  // (dependencies that hold a collective back until the framework issues it).
+  virtual void add_issue_passes(passes::PassManager& pm, const Options& o,
+                                const models::Workload& w) const = 0;
 
   // Lowering: units and element type when the flags leave them unset, the
   // order nodes are issued in, and whether a node's tensor_size is the

@@ -16,6 +16,7 @@
 #include "stg/models/families/registry.h"
 #include "stg/models/flag_binding.h"
 #include "stg/models/workload.h"
+#include "stg/passes/defer_weight_gradient_gathers.h"
 #include "stg/passes/grad_update.h"
 #include "stg/passes/gradient_precision.h"
 #include "stg/report/megatron_memory.h"
@@ -128,6 +129,13 @@ class Megatron : public Framework {
                                          /*shard_over_context=*/true);
     pm.emplace<passes::SetGradientPrecision>(
         static_cast<int>(dtype_bytes(o.grad_dtype.value_or(DType::kFp32))));
+  }
+  // With sequence parallelism a weight gradient's input is all-gathered in
+  // the backward, once the output gradient is there (Megatron-LM's linear
+  // layers), not as soon as the input is.
+  void add_issue_passes(passes::PassManager& pm, const Options&,
+                        const models::Workload&) const override {
+    pm.emplace<passes::DeferWeightGradientGathers>();
   }
 
   Units default_units() const override { return Units::kPhysical; }

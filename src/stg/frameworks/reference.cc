@@ -43,6 +43,9 @@ class Reference : public Framework {
                            const models::Workload& w) const override {
     pm.emplace<passes::AddWeightUpdates>(w.zero_stage, /*distributed_optimizer=*/false);
   }
+  // Every collective is issued as soon as its input is ready.
+  void add_issue_passes(passes::PassManager&, const Options&,
+                        const models::Workload&) const override {}
 
   Units default_units() const override { return Units::kStg; }
   DType default_dtype() const override { return DType::kBf16; }

@@ -260,6 +260,12 @@ Workload decoder_workload(const Options& o, const frameworks::Framework& f, cons
   // prediction modules' stage (models/parts/mtp_vocabulary.h).
   if (megatron.tied_stages_apart || (!w.decoder.mtp.empty() && ends_apart))
     w.embedding_group = w.mesh.add_stage_group({"embedding", {0, w.mesh.stages() - 1}});
+  // DualPipe's two copies of each pipeline stage's parameters: stages i and pp-1-i.
+  if (o.pipeline_schedule == lower::Schedule::kDualPipe)
+    for (int64_t s = 0; s < pp / 2; ++s) {
+      const int group = w.mesh.add_stage_group({"dualpipe", {s, pp - 1 - s}});
+      if (s == 0) w.mirror_group = group;
+    }
   if (megatron.reduce_over_dp_cp && degree["dp"] > 1 && degree["sp"] > 1)
     w.mesh.add_axis_product({"dp x cp", {w.mesh.find("dp"), w.mesh.find("sp")}});
   check_weight_dims(w);

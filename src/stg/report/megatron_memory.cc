@@ -165,8 +165,15 @@ std::vector<StageMemory> megatron_memory_by_stage(const graph::Graph& g, const m
     m.stage = st;
     m.blocks = static_cast<int>(blocks[st].size());
     m.in_flight = lower::activations_in_flight(o.schedule, st, pp, o.micro_batches, o.chunks);
-    m.logits = (st == pp - 1 ? logits : 0) * m.in_flight;
-    const double ends = (st == pp - 1 ? last_inputs : 0) + (st == 0 ? first_mask : 0);
+    // The pipeline stages the stage holds: its own and, under DualPipe, the
+    // mirrored copy of stage pp-1-st (its blocks are in blocks[st] already).
+    double last = st == pp - 1, first = st == 0;
+    if (o.schedule == lower::Schedule::kDualPipe && pp > 1) {
+      last += st == 0;
+      first += st == pp - 1;
+    }
+    m.logits = last * logits * m.in_flight;
+    const double ends = last * last_inputs + first * first_mask;
     double held = 0;  // the stage's blocks, kind by kind
     for (const auto& [kind, bytes] : kinds) {
       int count = 0;
