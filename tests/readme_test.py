@@ -53,7 +53,7 @@ import tempfile
 MARKER = re.compile(r"^<!-- readme-test: (skip|stg-only|append|output)\b\s*(.*?)\s*-->\s*$")
 SECONDS = re.compile(r"\b\d+\.\d+ s\b")
 STG = re.compile(r"(^|\s)(\./build/stg|stg)(\s|$)")
-SUBCOMMANDS = ("models", "validate", "inspect", "dot")
+SUBCOMMANDS = ("models", "validate", "inspect", "dot", "plans")
 
 
 LINK = re.compile(r"\]\(([^)\s]+)\)")
