@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <functional>
+#include <map>
 
 #include "command_line.h"
 #include "generate_flags.h"
@@ -25,14 +26,32 @@ double axis_bytes(const PlanRow& r, const std::string& axis) {
   return it == r.bytes.end() ? 0 : it->second;
 }
 
-// Traffic not on dp, tp, cp (and its ring), ep or pp: Megatron's
-// tied-embedding group, its dp x cp gradient group, ...
+// The columns' axes: dp with Megatron-LM's gradient group over dp x cp,
+// cp with ring attention's sends.
+const std::map<std::string, std::vector<std::string>>& column_axes() {
+  static const std::map<std::string, std::vector<std::string>> axes = {{"dp", {"dp", "dp x cp"}},
+                                                                       {"tp", {"tp"}},
+                                                                       {"cp", {"cp", "cp p2p"}},
+                                                                       {"ep", {"ep"}},
+                                                                       {"pp", {"pp"}}};
+  return axes;
+}
+
+double column_bytes(const PlanRow& r, const std::string& column) {
+  double sum = 0;
+  for (const std::string& axis : column_axes().at(column)) sum += axis_bytes(r, axis);
+  return sum;
+}
+
+// Traffic on no column's axes: Megatron-LM's tied-embedding group, ...
 double other_bytes(const PlanRow& r) {
   double sum = 0;
-  for (const auto& [axis, bytes] : r.bytes)
-    if (axis != "dp" && axis != "tp" && axis != "cp" && axis != "cp p2p" && axis != "ep" &&
-        axis != "pp")
-      sum += bytes;
+  for (const auto& [axis, bytes] : r.bytes) {
+    bool named = false;
+    for (const auto& [column, axes] : column_axes())
+      named |= std::find(axes.begin(), axes.end(), axis) != axes.end();
+    if (!named) sum += bytes;
+  }
   return sum;
 }
 
@@ -67,13 +86,11 @@ const std::vector<Column>& columns() {
       {"optimizer_gib", [](const PlanRow& r) { return r.optimizer / kGiB; }, false, 3},
       {"activations_gib", [](const PlanRow& r) { return r.activations / kGiB; }, true, 2},
       {"tflop", [](const PlanRow& r) { return r.flops / 1e12; }, true, 1},
-      {"dp_gib", [](const PlanRow& r) { return axis_bytes(r, "dp") / kGiB; }, true, 2},
-      {"tp_gib", [](const PlanRow& r) { return axis_bytes(r, "tp") / kGiB; }, true, 2},
-      {"cp_gib",
-       [](const PlanRow& r) { return (axis_bytes(r, "cp") + axis_bytes(r, "cp p2p")) / kGiB; },
-       true, 2},
-      {"ep_gib", [](const PlanRow& r) { return axis_bytes(r, "ep") / kGiB; }, true, 2},
-      {"pp_gib", [](const PlanRow& r) { return axis_bytes(r, "pp") / kGiB; }, true, 2},
+      {"dp_gib", [](const PlanRow& r) { return column_bytes(r, "dp") / kGiB; }, true, 2},
+      {"tp_gib", [](const PlanRow& r) { return column_bytes(r, "tp") / kGiB; }, true, 2},
+      {"cp_gib", [](const PlanRow& r) { return column_bytes(r, "cp") / kGiB; }, true, 2},
+      {"ep_gib", [](const PlanRow& r) { return column_bytes(r, "ep") / kGiB; }, true, 2},
+      {"pp_gib", [](const PlanRow& r) { return column_bytes(r, "pp") / kGiB; }, true, 2},
       {"other_gib", [](const PlanRow& r) { return other_bytes(r) / kGiB; }, false, 3},
       {"comm_gib", [](const PlanRow& r) { return comm_bytes(r) / kGiB; }, true, 2},
       {"bubble", [](const PlanRow& r) { return r.bubble; }, true, 4},
