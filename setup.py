@@ -18,6 +18,8 @@ class CMakeBuild(build_ext):
         build = os.path.abspath(os.path.join(self.build_temp, "cmake"))
         os.makedirs(build, exist_ok=True)
         generator = ["-G", "Ninja"] if shutil.which("ninja") else []
+        if shutil.which("ccache"):
+            generator.append("-DCMAKE_CXX_COMPILER_LAUNCHER=ccache")
         subprocess.run(["cmake", "-S", source, "-B", build, *generator,
                         "-DCMAKE_BUILD_TYPE=Release", "-DSTG_BUILD_TESTS=OFF",
                         "-DSTG_PYTHON=ON", "-DPython3_EXECUTABLE=" + sys.executable],

@@ -23,6 +23,8 @@ void describe_command(CLI::App& app) {
       "  stg inspect DIR       summarise a trace directory (--json); --schedule NAME draws "
       "a schedule\n"
       "  stg dot DIR --rank R  one rank's trace as a Graphviz graph\n"
+      "  stg plans --gpus N    every parallel plan of the model on N GPUs, its memory, FLOPs and "
+      "traffic\n"
       "Choices: --model_type " +
       stg::models::family_names() +
       "; --pipeline_schedule none, gpipe, 1f1b, interleaved, zb-h1, dualpipe or dualpipev; --units "

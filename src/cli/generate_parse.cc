@@ -57,7 +57,7 @@ std::string stray_argument(const CLI::App& app, int argc, char** argv) {
     }
     return "unexpected argument '" + arg +
            "': flags start with two dashes (--dp 2) and the subcommands are models, validate, "
-           "inspect and dot (see stg --help)";
+           "inspect, dot and plans (see stg --help)";
   }
   return "";
 }

@@ -12,6 +12,7 @@
 
 #include "cli/calls.h"
 #include "cli/inspect_command.h"
+#include "cli/plans_command.h"
 #include "cli/validate_command.h"
 #include "stg/io/error.h"
 #include "stg/options.h"
@@ -87,6 +88,11 @@ PYBIND11_MODULE(stg, m) {
       "plan", [](const py::kwargs& kw) { return run(cli::plan_call, flag_args(kw)); },
       "plan(**flags) -> dict: the same flags as generate, nothing written: FLOPs and bytes "
       "per axis per rank (step), memory per rank of every stage, nodes per rank.");
+  m.def(
+      "plans", [](const py::kwargs& kw) { return run(cli::plans_call, flag_args(kw)); },
+      "plans(model=..., gpus=N, **flags) -> list of dicts: every valid parallel plan for N "
+      "GPUs with its memory, FLOPs and bytes per axis per rank and bubble fraction, as "
+      "`stg plans --csv` lists them (sort=, fits_gb= as on the command line).");
   m.def(
       "inspect",
       [](const std::string& dir, const py::kwargs& kw) {

@@ -148,6 +148,22 @@ class Megatron : public Framework {
   MemoryReport memory_report(const Options& o, const models::Workload& w,
                              const lower::LowerOptions& lo, const graph::Graph& g,
                              int64_t ranks_per_stage) const override {
+    const report::MegatronMemoryOptions m = memory_options(o, w, lo);
+    MemoryReport out;
+    out.by_stage = report::megatron_memory_by_stage(g, w.mesh, w.values, m);
+    out.text = report::format_megatron_memory(out.by_stage, ranks_per_stage, m.recompute);
+    return out;
+  }
+  MemoryModel memory_model(const Options& o, const models::Workload& w,
+                           const lower::LowerOptions& lo, const graph::Graph& g,
+                           const report::PlaceOf& place) const override {
+    const report::MegatronMemoryOptions m = memory_options(o, w, lo);
+    return {report::megatron_weight_terms(g, m, place), m};
+  }
+
+ private:
+  report::MegatronMemoryOptions memory_options(const Options& o, const models::Workload& w,
+                                               const lower::LowerOptions& lo) const {
     report::MegatronMemoryOptions m;
     m.blocks = block_activations(w.decoder);
     m.output_layers = 1 + static_cast<int>(w.decoder.mtp.size());
@@ -161,10 +177,7 @@ class Megatron : public Framework {
     m.schedule = lo.schedule;
     m.micro_batches = w.micro_batches;
     m.chunks = lo.chunks;
-    MemoryReport out;
-    out.by_stage = report::megatron_memory_by_stage(g, w.mesh, w.values, m);
-    out.text = report::format_megatron_memory(out.by_stage, ranks_per_stage, m.recompute);
-    return out;
+    return m;
   }
 };
 

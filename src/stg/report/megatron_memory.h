@@ -72,6 +72,21 @@ struct MegatronMemoryOptions {
 double block_activation_bytes(const mesh::Mesh& mesh, const expr::Values& values,
                               const MegatronMemoryOptions& options, const BlockActivations& block);
 
+// The weights' terms of megatron_memory_by_stage, in its order (params,
+// grads, optimizer of each weight, at `place(weight)`).
+std::vector<MemoryTerm> megatron_weight_terms(const graph::Graph& g,
+                                              const MegatronMemoryOptions& options,
+                                              const PlaceOf& place);
+
+// The activation bytes of one micro-batch outside the blocks (Korthikanti
+// §4.3): the last stage's fp32 logits and the inputs of its final norm and
+// output layer, and gpt's embedding dropout mask on the first stage.
+struct MegatronEnds {
+  double logits = 0, last_inputs = 0, first_mask = 0;
+};
+MegatronEnds megatron_end_bytes(const mesh::Mesh& mesh, const expr::Values& values,
+                                const MegatronMemoryOptions& options);
+
 // `g` after the pass pipeline (stages assigned, weight updates added).
 std::vector<StageMemory> megatron_memory_by_stage(const graph::Graph& g, const mesh::Mesh& mesh,
                                                   const expr::Values& values,
