@@ -102,6 +102,35 @@ TEST(Plans, RingAttentionWithRecomputationHasTheFiguresOfItsRuns) {
   expect_plans_match_runs(o, 8, 20);
 }
 
+// DeepSeek with two multi-token prediction modules (blocks after the last,
+// on the last stage, with their own activations and output layers).
+TEST(Plans, MultiTokenPredictionPlansHaveTheFiguresOfTheirRuns) {
+  for (const char* framework : {"reference", "megatron"}) {
+    SCOPED_TRACE(framework);
+    Options o = small("deepseek", framework);
+    o.kvhead.reset();
+    o.num_stacks = 2;
+    o.dmodel = 128;
+    o.dff = 256;
+    o.head = 4;
+    o.dvocal = 512;
+    o.seq = 64;
+    o.batch = 8;
+    o.dense_blocks = 1;
+    o.experts = 4;
+    o.kexperts = 2;
+    o.dff_expert = 64;
+    o.shared_experts = 1;
+    o.q_lora_rank = 32;
+    o.kv_lora_rank = 16;
+    o.qk_nope_dim = 16;
+    o.qk_rope_dim = 8;
+    o.v_head_dim = 16;
+    o.mtp_depth = 2;
+    expect_plans_match_runs(o, 2, 7);
+  }
+}
+
 // Every degree split, micro-batch, virtual stage count and ZeRO stage the
 // sweep leaves out is one stg::plan() refuses.
 TEST(Plans, PlansLeftOutAreRefused) {

@@ -38,14 +38,12 @@ std::vector<int> stages_by_cost(const std::vector<double>& cost, int stages) {
   return stage;
 }
 
-namespace {
-
-// The last part, and the blocks numbered after the model's (multi-token
-// prediction's, which follow the output layer).
-bool with_last(const graph::Placement& p, int num_blocks) {
+bool placed_with_last(const graph::Placement& p, int num_blocks) {
   using Kind = graph::Placement::Kind;
   return p.kind == Kind::kLast || (p.kind == Kind::kBlock && p.block >= num_blocks);
 }
+
+namespace {
 
 // The work of each pipeline unit: its ops' FLOPs (or operation counts),
 // the ends added to the first and last block unless they are units.
@@ -65,9 +63,10 @@ std::vector<double> unit_costs(const graph::Graph& g, const expr::Values& values
       continue;  // a symbol bound later (e.g. a shard count): not the blocks' work
     }
     const graph::Placement& p = t.placement;
-    const int unit = p.kind == Kind::kFirst     ? (own_ends ? 0 : 0)
-                     : with_last(p, num_blocks) ? (own_ends ? num_blocks + 1 : num_blocks - 1)
-                                                : p.block + (own_ends ? 1 : 0);
+    const int unit = p.kind == Kind::kFirst ? (own_ends ? 0 : 0)
+                     : placed_with_last(p, num_blocks)
+                         ? (own_ends ? num_blocks + 1 : num_blocks - 1)
+                         : p.block + (own_ends ? 1 : 0);
     cost[unit] += v;
   }
   return cost;
@@ -87,7 +86,7 @@ void assign_stages(graph::Graph& g, int pp, int num_blocks, int chunks, bool v_s
     by_cost = stages_by_cost(unit_costs(g, *cost_values, num_blocks, own_ends), pp * chunks);
   for (size_t i = 0; i < g.size(); ++i) {
     const graph::Placement& p = g[static_cast<int>(i)].placement;
-    const bool last = with_last(p, num_blocks);
+    const bool last = placed_with_last(p, num_blocks);
     const int unit = own_ends ? (p.kind == Kind::kFirst ? 0
                                  : last                 ? num_blocks + 1
                                                         : p.block + 1)

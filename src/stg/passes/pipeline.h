@@ -12,6 +12,11 @@
 
 namespace stg::passes {
 
+// Whether a tensor goes with the last part: the last part's, and the blocks
+// numbered from `num_blocks` on (multi-token prediction's, which follow the
+// output layer).
+bool placed_with_last(const graph::Placement& p, int num_blocks);
+
 // Stage of block `block` of `num_blocks` under contiguous balanced placement.
 int stage_of_block(int block, int num_blocks, int pp);
 

@@ -5,6 +5,7 @@
 #include "stg/frameworks/framework.h"
 #include "stg/generate.h"
 #include "stg/models/registry.h"
+#include "stg/passes/pipeline.h"
 #include "stg/report/stage_figures.h"
 
 namespace stg::sweep {
@@ -70,9 +71,9 @@ PlanTemplate::PlanTemplate(const Options& base, const TemplateKey& key, int bloc
   const int n = static_cast<int>(g.size());
   auto part_of = [&](int t) {
     const graph::Placement& p = g[t].placement;
-    return p.kind == graph::Placement::Kind::kFirst  ? 0
-           : p.kind == graph::Placement::Kind::kLast ? blocks + 1
-                                                     : p.block + 1;
+    return p.kind == graph::Placement::Kind::kFirst ? 0
+           : passes::placed_with_last(p, blocks)    ? blocks + 1
+                                                    : p.block + 1;
   };
   // A tensor's bytes as lowering sizes it (lower_stage.cc, bytes_of).
   auto bytes = [&](int t, const graph::Shape& shape, int override_bytes) {

@@ -222,6 +222,11 @@ class Evaluator {
       }
       double held = 0;
       for (int b : st.blocks) held += f.block_bytes[map_.of_block[b]];
+      // The multi-token prediction modules (the formula's blocks after the
+      // template's) are blocks of the last stage.
+      if (s == pp - 1)
+        for (size_t b = static_cast<size_t>(map_.template_blocks); b < f.block_bytes.size(); ++b)
+          held += f.block_bytes[b];
       const double end = (s == pp - 1 ? f.ends.last_inputs : 0) + (s == 0 ? f.ends.first_mask : 0);
       st.kept = (held + end) * in_flight + (s == pp - 1 ? f.ends.logits : 0) * in_flight;
     }
