@@ -76,6 +76,16 @@ TEST(Frameworks, GradientPasses) {
             (std::vector<std::string>{"add-weight-updates", "set-gradient-precision"}));
 }
 
+TEST(Frameworks, IssuePasses) {
+  const Options o;
+  const models::Workload w;
+  passes::PassManager ref, meg;
+  find("reference").add_issue_passes(ref, o, w);
+  find("megatron").add_issue_passes(meg, o, w);
+  EXPECT_TRUE(ref.names().empty());
+  EXPECT_EQ(meg.names(), (std::vector<std::string>{"defer-weight-gradient-gathers"}));
+}
+
 TEST(Frameworks, DecoderParts) {
   Options o;
   o.degree["pp"] = 2;
@@ -120,6 +130,10 @@ class Bucketed : public Framework {
                            const models::Workload& w) const override {
     ref().add_gradient_passes(pm, o, w);
   }
+  void add_issue_passes(passes::PassManager& pm, const Options& o,
+                        const models::Workload& w) const override {
+    ref().add_issue_passes(pm, o, w);
+  }
   Units default_units() const override { return ref().default_units(); }
   DType default_dtype() const override { return ref().default_dtype(); }
   lower::NodeOrder node_order() const override { return ref().node_order(); }
@@ -128,6 +142,11 @@ class Bucketed : public Framework {
                              const lower::LowerOptions& lo, const graph::Graph& g,
                              int64_t ranks) const override {
     return ref().memory_report(o, w, lo, g, ranks);
+  }
+  MemoryModel memory_model(const Options& o, const models::Workload& w,
+                           const lower::LowerOptions& lo, const graph::Graph& g,
+                           const report::PlaceOf& place) const override {
+    return ref().memory_model(o, w, lo, g, place);
   }
 
  private:

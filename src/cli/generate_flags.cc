@@ -24,6 +24,8 @@ void describe_command(CLI::App& app) {
       "  stg inspect DIR       summarise a trace directory (--json); --schedule NAME draws "
       "a schedule\n"
       "  stg dot DIR --rank R  one rank's trace as a Graphviz graph\n"
+      "  stg plans --gpus N    every parallel plan of the model on N GPUs, its memory, FLOPs and "
+      "traffic\n"
       "Choices: --model_type " +
       stg::models::family_names() +
       "; --pipeline_schedule none, gpipe, 1f1b, interleaved, zb-h1, dualpipe or dualpipev; --units "
@@ -128,6 +130,10 @@ void add_model_flags(CLI::App& app, GenerateFlags& f) {
                  kNoBound, kAtLeastOne);
   f.integers.add(app, "--v_head_dim", o.v_head_dim, "MLA per-head value dims (deepseek)", kNoBound,
                  kAtLeastOne);
+  f.integers.add(app, "--mtp_depth", o.mtp_depth,
+                 "multi-token prediction modules after the last block, each predicting one token "
+                 "further (decoder models; DeepSeek-V3: 1)",
+                 stg::kMaxStacks, "an integer from 0 to " + std::to_string(stg::kMaxStacks), 0);
   app.add_option("--tpsp", f.tpsp, "tensor + sequence parallel layouts (0/1)");
   app.add_option("--activation_recompute", f.recompute,
                  "0/none, 1/full: recompute each block's forward before its backward, or "

@@ -72,6 +72,7 @@ constexpr FlagHelp kFlags[] = {
     {"--qk_nope_head_dim", kModel, "refused / 128"},
     {"--qk_rope_head_dim", kModel, "refused / 64"},
     {"--v_head_dim", kModel, "refused / 128"},
+    {"--mtp_depth", kModel, "refused / 0"},
     {"--tpsp", kModel, "refused / 1"},
     {"--mixed_precision", kModel, "0"},
     {"--activation_recompute", kModel, "0"},

@@ -196,4 +196,27 @@ int inspect_main(const std::vector<std::string>& args) {
   return report.exit_status();
 }
 
+nlohmann::ordered_json inspect_json(const std::vector<std::string>& args) {
+  CLI::App app{"Summarises the per-rank Chakra traces in DIR.", "stg inspect"};
+  stg::tools::InspectOptions options;
+  std::string dir;
+  bool as_json = false;
+  ScheduleChartRequest chart;
+  IntegerFlags integers;
+  add_options(app, integers, options, dir, as_json, chart);
+  parse_command_flags(app, integers, "inspect", args);
+  if (!chart.schedule.empty())
+    throw stg::UsageError(
+        "--schedule draws a chart, which has no JSON: run `stg inspect --schedule " +
+        chart.schedule + "`");
+  if (dir.empty()) throw stg::UsageError("DIR is required: give a trace directory");
+  const InspectReport report = stg::tools::inspect_dir(dir, options);
+  if (report.exit_status() != 0) {
+    std::string errors;
+    for (const std::string& e : report.errors) errors += (errors.empty() ? "" : "; ") + e;
+    throw stg::UsageError(errors);
+  }
+  return to_json(report);
+}
+
 }  // namespace cli

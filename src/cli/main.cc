@@ -11,10 +11,12 @@
 #include "generate_parse.h"
 #include "generate_run.h"
 #include "inspect_command.h"
+#include "plans_command.h"
 #include "stg/models/presets.h"
 #include "validate_command.h"
 
-// `stg validate DIR`, `stg inspect DIR`, `stg dot DIR`, `stg models`, `stg help`,
+// `stg validate DIR`, `stg inspect DIR`, `stg dot DIR`, `stg plans ...`, `stg models`,
+// `stg help`,
 // `stg generate ...`;
 // anything else is the generator's own command line.
 int dispatch(int argc, char** argv, int (*generate_main)(int, char**)) {
@@ -23,6 +25,7 @@ int dispatch(int argc, char** argv, int (*generate_main)(int, char**)) {
   if (command == "validate") return cli::validate_main(rest);
   if (command == "inspect") return cli::inspect_main(rest);
   if (command == "dot") return cli::dot_main(rest);
+  if (command == "plans") return cli::plans_main(rest);
   if (command == "models") {
     std::fputs(stg::models::models_table().c_str(), stdout);
     return 0;

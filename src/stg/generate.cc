@@ -133,6 +133,7 @@ passes::PassManager build_pipeline(const Options& o, const models::Workload& w, 
   w.kind->add_link_passes(pm, w);
   pm.emplace<passes::InsertCollectives>(models::sharding_rule(w),
                                         w.framework->collective_creator());
+  w.framework->add_issue_passes(pm, o, w);
   return pm;
 }
 
@@ -485,6 +486,40 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
                   (o.dump_after.empty() ? 0 : 1);
   summary.bytes = c.bytes;
   summary.nodes = c.nodes;
+  return summary;
+}
+
+PlanSummary plan(const Options& options) {
+  Options o = options;
+  o.print_gpu_vram = true;  // the memory per rank is part of a plan
+  for (int r = 0; r < mesh::kNumAxes; ++r) check_degree(mesh::kAxes[r].flag, o.degree.row(r));
+  resolve_outputs(o);  // the same refusals as a run
+  models::Workload w = models::build_workload(o);
+  const lower::LowerOptions lo = lower_options(o, w);
+  const int threads = thread_count(o);
+  const mesh::RankLayout layout(w.mesh);
+  const int last_stage = static_cast<int>(w.mesh.stages()) - 1;
+  ProgressListener silent;
+  LoweredRun run;
+  try {
+    run = lower_run(o, w, lo, threads, 0, last_stage, silent);
+  } catch (const expr::SizeError& e) {
+    throw UsageError(e.what());
+  }
+  PlanSummary summary;
+  summary.ranks = layout.num_ranks();
+  summary.ranks_per_stage = layout.ranks_per_stage();
+  summary.micro_batches = w.micro_batches;
+  for (const auto& stage : run.stages) {
+    const int64_t n = stage ? static_cast<int64_t>(stage->num_nodes()) : 0;
+    summary.nodes_per_stage.push_back(n);
+    summary.nodes += n * summary.ranks_per_stage;
+  }
+  MemoryReport memory = memory_report(o, w, lo, run.graph, layout.ranks_per_stage());
+  summary.memory = std::move(memory.by_stage);
+  summary.memory_report = std::move(memory.text);
+  summary.step = step_of_run(run.stages, w.mesh, 0, summary.ranks - 1, lo.kernel_flops);
+  summary.notes = std::move(w.notes);
   return summary;
 }
 

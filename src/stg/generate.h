@@ -83,4 +83,21 @@ std::vector<StageGraph> lower_stages(const graph::Graph& g, const models::Worklo
 // on SIGINT, SIGTERM, SIGHUP) leaves the directory as it was.
 RunSummary generate(const Options& options, ProgressListener* progress = nullptr);
 
+// The figures of a run without its files (the Python module's stg.plan):
+// the options checked as generate() checks them, every stage lowered, and
+// what the run would report, the memory per rank of every stage whether or
+// not --print_gpu_vram asks for it.
+struct PlanSummary {
+  int64_t ranks = 0;
+  int64_t ranks_per_stage = 0;
+  int micro_batches = 1;
+  std::vector<int64_t> nodes_per_stage;  // nodes in the file of each rank of a stage
+  int64_t nodes = 0;                     // in all ranks' files
+  std::string memory_report;
+  std::vector<report::StageMemory> memory;
+  report::StepFigures step;  // every rank
+  std::vector<std::string> notes;
+};
+PlanSummary plan(const Options& options);
+
 }  // namespace stg

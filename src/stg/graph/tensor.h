@@ -65,7 +65,10 @@ inline bool is_backward(Phase p) {
 struct Placement {
   enum class Kind { kFirst, kBlock, kLast };
   Kind kind = Kind::kBlock;
-  int block = 0;  // index of the transformer block for kBlock
+  // Index of the transformer block for kBlock; blocks numbered from the
+  // model's block count on (models::Model::num_blocks: the multi-token
+  // prediction modules') are placed with the last part.
+  int block = 0;
 };
 
 // In a micro-batch template (passes/micro_batch.h) a name holds the

@@ -1,7 +1,8 @@
 // Pipeline stage assignment (docs/facts.md §7): blocks go to stages in
 // contiguous, balanced runs (earlier stages take the remainder), the first
 // part (input embedding) to stage 0 and the last part (output embedding,
-// loss) to the last stage. Sets Tensor::stage and Tensor::chunk; the edges
+// loss), with the blocks numbered from `num_blocks` on (multi-token
+// prediction's), to the last stage. Sets Tensor::stage and Tensor::chunk; the edges
 // that cross stages become send/recv pairs in insert_send_recv.
 #pragma once
 
