@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
@@ -17,8 +18,10 @@
 #include "stg/models/families/registry.h"
 #include "stg/passes/mirror_model.h"
 #include "stg/passes/pipeline.h"
+#include "stg/report/step_figures.h"
 #include "stg/tools/trace_reader.h"
 #include "stg/tools/trace_set.h"
+#include "support/run_stg.h"
 #include "support/temp_dir.h"
 
 namespace stg {
@@ -161,6 +164,27 @@ TEST(DualPipe, GradientsSummedOverTheMirroredStages) {
         summed += n.comm_size.value_or(0);
       }
     EXPECT_EQ(static_cast<double>(summed) * 4, run.memory.at(rank / per_stage).params);
+  }
+}
+
+// `stg inspect` reads the same figures from the files: the pairs' sums on
+// "dualpipe", the transfers between the middle stages (which share a pair
+// group) on "pp".
+TEST(DualPipe, InspectNamesTheGroupsAsTheRunDoes) {
+  for (const std::string framework : {"reference", "megatron"}) {
+    SCOPED_TRACE(framework);
+    TempDir tmp;
+    const std::string dir = tmp.sub("dualpipe");
+    const RunSummary run = generate(gpt_pp4(dir, Schedule::kDualPipe, framework));
+    const stg_test::RunResult js = stg_test::run_stg({"inspect", "--json", dir}, tmp.path());
+    ASSERT_EQ(js.status, 0) << js.err;
+    nlohmann::ordered_json step = nlohmann::ordered_json::parse(js.out)["step"];
+    nlohmann::ordered_json own = report::to_json(run.step);
+    step.erase("units");
+    own.erase("units");
+    EXPECT_EQ(own, step);
+    EXPECT_TRUE(step["axes"].contains("dualpipe")) << step;
+    EXPECT_EQ(step["axes"].contains("embedding"), framework == "megatron") << step;
   }
 }
 

@@ -104,6 +104,24 @@ TEST(GroupAxes, EmbeddingNeedsFirstAndLastStage) {
             "dp dp dp tp tp tp cp cp cp embedding other");
 }
 
+TEST(GroupAxes, DualPipePairsMirroredStages) {
+  // pp 4 of one rank each: dp, tp, cp singletons, then Megatron's embedding
+  // group {0, 3} and DualPipe's groups {0, 3} and {1, 2}.
+  const std::string singletons =
+      R"("1": [0], "2": [1], "3": [2], "4": [3], "5": [0], "6": [1], "7": [2], "8": [3],
+         "9": [0], "10": [1], "11": [2], "12": [3])";
+  EXPECT_EQ(axes_text("{" + singletons + R"(, "13": [0, 3], "14": [0, 3], "15": [1, 2]})", 1),
+            "dp dp dp dp tp tp tp tp cp cp cp cp embedding dualpipe dualpipe");
+  // Without the embedding group ({0, 3} once): both are DualPipe's.
+  EXPECT_EQ(axes_text("{" + singletons + R"(, "13": [0, 3], "14": [1, 2]})", 1),
+            "dp dp dp dp tp tp tp tp cp cp cp cp dualpipe dualpipe");
+  // pp 2 (one pair of stages): listed twice, the embedding group, then DualPipe's.
+  EXPECT_EQ(axes_text(R"({"1": [0], "2": [1], "3": [0], "4": [1], "5": [0], "6": [1],
+                          "7": [0, 1], "8": [0, 1]})",
+                      1),
+            "dp dp tp tp cp cp embedding dualpipe");
+}
+
 TEST(GroupAxes, MoeWithEp) {
   // moe dp2 tp2 ep2, one stage (N = 8): dp, tp, cp singletons, ep {r, r+4}.
   const std::string file =

@@ -3,6 +3,7 @@
 #include <limits>
 #include <string>
 
+#include "command_line.h"
 #include "help_groups.h"
 #include "stg/mesh/axes.h"
 #include "stg/models/families/registry.h"
@@ -190,6 +191,20 @@ void add_run_flags(CLI::App& app, GenerateFlags& f) {
   app.add_flag("--print_step_figures", f.print_step_figures,
                "after the run, print FLOPs per rank and bytes per parallel axis per rank "
                "(as `stg inspect` does)");
+  app.add_flag("--print_makespan", f.print_makespan,
+               "after the run, replay one rank per pipeline stage with time (as `stg validate "
+               "--replay` times all ranks) and print the step's makespan and each stage's compute "
+               "idle time (the bubble)");
+  app.add_option("--peak_tflops", f.peak_tflops,
+                 "with --print_makespan: ASTRA-sim's \"peak-perf\" in TFLOPS")
+      ->check(kPositive);
+  app.add_option("--mem_bw_gbps", f.mem_bw_gbps,
+                 "with --print_makespan: ASTRA-sim's \"local-mem-bw\" in GB/s")
+      ->check(kPositive);
+  app.add_option("--link_gbps", f.link_gbps,
+                 "with --print_makespan: GB/s per message, a send or collective taking comm_size "
+                 "/ link_gbps")
+      ->check(kPositive);
   app.add_option("--dump_after", o.dump_after,
                  "write the graph after pass PASS as <output_dir>/PASS.csv (--module_csv format)");
   app.add_flag("--validate", f.validate, "validate the output (stg validate) after writing it");

@@ -442,6 +442,7 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   summary.memory_report = std::move(memory.text);
   summary.step = step_of_run(run.stages, w.mesh, first_rank, last_rank, lo.kernel_flops);
   summary.ranks = layout.num_ranks();
+  summary.stages = layout.pp();
   summary.comm_group_path = out.comm_group_name;
   const std::string groups = layout.comm_group_json();
   WriteContext c{o, out, layout, run.stages, files, listen, threads};

@@ -23,6 +23,7 @@ namespace stg {
 
 struct RunSummary {
   int64_t ranks = 0;                       // of the whole run
+  int64_t stages = 1;                      // pipeline stages of the run
   int64_t first_rank = 0, last_rank = -1;  // the ranks written (a part: --ranks, --shard)
   int64_t files = 0;                       // files written, and their bytes
   int64_t bytes = 0;

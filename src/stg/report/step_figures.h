@@ -20,12 +20,14 @@ namespace stg::report {
 
 // Axis names in print order: the axes' labels in rank order (mesh/axes.h:
 // the spatial axes, then point-to-point transfers between pipeline stages,
-// "pp"), Megatron's tied-embedding group, and groups that fit none of them.
+// "pp"), Megatron's tied-embedding group, DualPipe's groups of the two
+// copies of a stage's parameters, and groups that fit none of them.
 inline constexpr auto kAxisNames = [] {
-  std::array<const char*, mesh::kNumAxes + 2> names{};
+  std::array<const char*, mesh::kNumAxes + 3> names{};
   int i = 0;
   for (int r : mesh::rank_order()) names[i++] = mesh::kAxes[r].label;
   names[i++] = "embedding";
+  names[i++] = "dualpipe";
   names[i] = "other";
   return names;
 }();

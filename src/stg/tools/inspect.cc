@@ -256,7 +256,9 @@ report::StepFigures step_figures(const std::vector<FileRow>& rows, const CommGro
       std::string name = "pp";
       if (common) {
         const auto it = axes.find(*common);
-        name = (it == axes.end() ? "other" : it->second) + " p2p";
+        const std::string axis = it == axes.end() ? "other" : it->second;
+        // Peers in a group of two stages (DualPipe's middle stages) are pipeline peers.
+        if (axis != "embedding" && axis != "dualpipe") name = axis + " p2p";
       }
       const auto& [sent, received] = traffic;
       step.axes[name].add({sent.count, sent.size, received.count, received.size});
