@@ -728,8 +728,9 @@ std::vector<Config> build_matrix() {
     }
     // Multi-token prediction (docs/models_2025.md) on a small DeepSeek,
     // both frameworks: the modules on the last stage with a copy of the
-    // embedding (1f1b, interleaved, ZeRO 1/3, recomputation), or on stage 0
-    // with the embedding (DualPipeV), two modules deep.
+    // embedding (1f1b, interleaved, ZeRO 1/3, recomputation; DualPipe's two
+    // model copies), or on stage 0 with the embedding (DualPipeV), two
+    // modules deep.
     struct Mtp {
       bool megatron;
       int64_t dp, tp, pp, ep;
@@ -740,7 +741,8 @@ std::vector<Config> build_matrix() {
     for (const Mtp& m : {Mtp{false, 2, 2, 2, 2, "1f1b", 3, 2, 1, 1, false, false, true},
                          Mtp{true, 2, 1, 2, 2, "1f1b", 3, 2, 3, 1, true, false, false},
                          Mtp{true, 1, 1, 2, 2, "dualpipev", 4, 4, 1, 2, false, true, false},
-                         Mtp{false, 2, 1, 2, 1, "interleaved", 4, 2, 2, 1, true, true, false}}) {
+                         Mtp{false, 2, 1, 2, 1, "interleaved", 4, 2, 2, 1, true, true, false},
+                         Mtp{true, 1, 1, 2, 2, "dualpipe", 4, 4, 2, 1, false, false, false}}) {
       Config c;
       c.model = "deepseek";
       c.megatron = m.megatron;
