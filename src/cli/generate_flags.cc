@@ -26,6 +26,8 @@ void describe_command(CLI::App& app) {
       "  stg dot DIR --rank R  one rank's trace as a Graphviz graph\n"
       "  stg plans --gpus N    every parallel plan of the model on N GPUs, its memory, FLOPs and "
       "traffic\n"
+      "  stg infer ...         one serving iteration (prefill, decode steps with a KV cache; "
+      "--requests, --prompt_len, --decode_steps)\n"
       "Choices: --model_type " +
       stg::models::family_names() +
       "; --pipeline_schedule none, gpipe, 1f1b, interleaved, zb-h1, dualpipe or dualpipev; --units "

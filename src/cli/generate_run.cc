@@ -74,6 +74,7 @@ std::optional<stg::tools::MakespanOptions> makespan_options(const GenerateFlags&
 void print_summary(const GenerateFlags& f, const stg::RunSummary& s, double seconds,
                    const stg::tools::MakespanResult* makespan) {
   if (!s.memory_report.empty()) std::fputs(s.memory_report.c_str(), stdout);
+  if (s.serving) std::fputs(stg::report::format_serving(*s.serving).c_str(), stdout);
   if (f.print_step_figures) std::fputs(stg::report::format_step_figures(s.step).c_str(), stdout);
   if (makespan) std::fputs(stg::tools::makespan_by_stage_summary(*makespan).c_str(), stdout);
   if (f.quiet) return;

@@ -18,6 +18,7 @@
 #include "stg/io/output_names.h"
 #include "stg/lower/expand_stage.h"
 #include "stg/lower/flat_stage.h"
+#include "stg/lower/step_growth.h"
 #include "stg/mesh/axes.h"
 #include "stg/mesh/rank_layout.h"
 #include "stg/models/registry.h"
@@ -137,11 +138,16 @@ passes::PassManager build_pipeline(const Options& o, const models::Workload& w, 
   return pm;
 }
 
+Units units(const Options& o, const models::Workload& w) {
+  if (o.units) return *o.units;
+  return w.kind->default_units().value_or(w.framework->default_units());
+}
+
 lower::LowerOptions lower_options(const Options& o, const models::Workload& w) {
   const frameworks::Framework& f = *w.framework;
   lower::LowerOptions lo;
   lo.io.mixed_precision = o.mixed_precision.value_or(false);
-  if (o.units.value_or(f.default_units()) == Units::kPhysical) {
+  if (units(o, w) == Units::kPhysical) {
     lo.flops_per_mac = 2;
     lo.kernel_flops = true;
     lo.bytes_per_element = dtype_bytes(o.dtype.value_or(f.default_dtype()));
@@ -152,6 +158,7 @@ lower::LowerOptions lower_options(const Options& o, const models::Workload& w) {
   }
   lo.tensor_size_moved = f.tensor_size_moved();
   lo.order = f.node_order();
+  w.kind->adjust_lowering(lo);
   lo.schedule = o.pipeline_schedule;
   lo.micro_batches = w.micro_batches;
   require(o.virtual_stages >= 1,
@@ -181,6 +188,12 @@ lower::LowerOptions lower_options(const Options& o, const models::Workload& w) {
 std::vector<StageGraph> lower_stages(const graph::Graph& g, const models::Workload& w,
                                      const lower::LowerOptions& options, int threads,
                                      int first_stage, int last_stage) {
+  return lower_stages(g, w, w.values, options, threads, first_stage, last_stage);
+}
+
+std::vector<StageGraph> lower_stages(const graph::Graph& g, const models::Workload& w,
+                                     const expr::Values& values, const lower::LowerOptions& options,
+                                     int threads, int first_stage, int last_stage) {
   const int pp = static_cast<int>(w.mesh.stages());
   if (last_stage < 0) last_stage = pp - 1;
   const std::vector<std::vector<int>> members = graph::tensors_by_stage(g, pp);
@@ -189,7 +202,7 @@ std::vector<StageGraph> lower_stages(const graph::Graph& g, const models::Worklo
   std::vector<StageGraph> stages(pp);
   util::parallel_for(first_stage, last_stage + 1, threads, [&](int64_t s) {
     io::throw_if_stopped();  // a stop request (io/cancel.h) is honoured between stages
-    stages[s] = lower::lower_stage(g, members[s], static_cast<int>(s), w.values, options);
+    stages[s] = lower::lower_stage(g, members[s], static_cast<int>(s), values, options);
   });
   return stages;
 }
@@ -239,6 +252,25 @@ struct LoweredRun {
   std::vector<std::optional<lower::FlatStage>> stages;
 };
 
+// Decode steps written from one (lower/step_growth.h): the templates lowered
+// again with the context one token longer, and at the last step's.
+void grow_decode_steps(const graph::Graph& g, const models::Workload& w,
+                       const lower::LowerOptions& one, int threads, int first_stage, int last_stage,
+                       int steps, std::vector<StageGraph>& templates) {
+  const std::string symbol(w.kind->context_symbol());
+  if (symbol.empty() || !w.values.by_symbol.count(symbol))
+    throw lower::FlatUnsupported("decode steps without a context length");
+  auto at = [&](int64_t tokens_later) {
+    expr::Values longer = w.values;
+    longer.by_symbol[symbol] += tokens_later;
+    return lower_stages(g, w, longer, one, threads, first_stage, last_stage);
+  };
+  const std::vector<StageGraph> next = at(1);
+  const std::vector<StageGraph> last = steps > 2 ? at(steps - 1) : std::vector<StageGraph>{};
+  for (int s = first_stage; s <= last_stage; ++s)
+    lower::add_step_growth(templates[s], next[s], last.empty() ? nullptr : &last[s], steps);
+}
+
 LoweredRun lower_run(const Options& o, models::Workload& w, const lower::LowerOptions& lo,
                      int threads, int first_stage, int last_stage, ProgressListener& listen) {
   LoweredRun run;
@@ -259,6 +291,9 @@ LoweredRun lower_run(const Options& o, models::Workload& w, const lower::LowerOp
   const lower::FlatSchedule schedule = w.kind->schedule(lo);
   run.stages.resize(templates.size());
   try {
+    if (schedule.decode_steps > 1)
+      grow_decode_steps(run.graph, w, one, threads, first_stage, last_stage, schedule.decode_steps,
+                        templates);
     const lower::RecvTags tags = lower::recv_tags(run.graph, static_cast<int>(w.mesh.stages()));
     for (int s = first_stage; s <= last_stage; ++s)
       run.stages[s].emplace(std::move(templates[s]), tags,
@@ -299,7 +334,7 @@ MemoryReport memory_report(const Options& o, const models::Workload& w,
     }
     const bool gqa = w.decoder.any(models::AttentionKind::kGqa);
     kv.kv_heads = (gqa ? v.at("KVHead") : v.at("Head")) / v.at("tp");
-    const bool physical = o.units.value_or(w.framework->default_units()) == Units::kPhysical;
+    const bool physical = units(o, w) == Units::kPhysical;
     kv.element_bytes = physical ? static_cast<int>(lo.bytes_per_element)
                                 : (o.mixed_precision.value_or(false) ? 2 : 4);
     report.text += report::format_attention_kv(kv);
@@ -391,6 +426,48 @@ report::StepFigures step_of_run(const std::vector<std::optional<lower::FlatStage
                                          "element operations, sizes in elements");
 }
 
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::kFp32:
+      return "fp32";
+    case DType::kBf16:
+      return "bf16";
+    case DType::kFp16:
+      return "fp16";
+    case DType::kFp8:
+      return "fp8";
+  }
+  return "?";
+}
+
+// `stg infer`'s figures: the phases of each stage written, the memory of
+// every stage.
+report::ServingFigures serving_figures(const Options& o, const models::Workload& w,
+                                       const LoweredRun& run, const mesh::RankLayout& layout) {
+  const Serving& s = *o.serving;
+  report::ServingFigures f;
+  f.requests = s.requests;
+  f.prompt_len = s.prompt_len;
+  f.decode_steps = s.decode_steps;
+  f.kv_dtype = dtype_name(s.kv_dtype);
+  f.roofline = {s.peak_tflops, s.mem_bw_gbps};
+  f.hbm_gb = s.hbm_gb;
+  const int64_t element_bytes = dtype_bytes(o.dtype.value_or(w.framework->default_dtype()));
+  const int64_t per_stage = layout.ranks_per_stage();
+  for (int st = 0; st < static_cast<int>(w.mesh.stages()); ++st) {
+    const report::ServingMemory memory =
+        report::stage_memory(run.graph, st, w.values, element_bytes, w.micro_batches);
+    if (memory.total() > f.largest.total()) {
+      f.largest = memory;
+      f.largest_stage = st;
+    }
+    if (!run.stages[st]) continue;
+    f.stages.push_back({st, st * per_stage, (st + 1) * per_stage - 1,
+                        report::phase_figures(*run.stages[st]), memory});
+  }
+  return f;
+}
+
 }  // namespace
 
 RunSummary generate(const Options& o, ProgressListener* progress) {
@@ -406,8 +483,7 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   const mesh::RankLayout layout(w.mesh);
   const auto [first_rank, last_rank] = rank_range(o, layout.num_ranks());
   const emit::AstraSimPlan astra_sim =
-      emit::plan_astra_sim(o, out.rank_pattern, out.comm_group_name, w.mesh,
-                           o.units.value_or(w.framework->default_units()), w.notes);
+      emit::plan_astra_sim(o, out.rank_pattern, out.comm_group_name, w.mesh, units(o, w), w.notes);
   // A part of the ranks (--ranks, --shard) needs only its stages.
   const int first_stage = static_cast<int>(first_rank / layout.ranks_per_stage());
   const int last_stage =
@@ -419,9 +495,16 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   io::OutputFiles files(out.dir);
   LoweredRun run;
   std::string dump;
+  std::optional<report::ServingFigures> serving;
   try {
     run = lower_run(o, w, lo, threads, first_stage, last_stage, listen);
     if (!o.dump_after.empty()) dump = dump_graph(o);
+    // A serving plan whose memory does not fit the GPU is refused before
+    // anything is written.
+    if (o.serving) {
+      serving = serving_figures(o, w, run, layout);
+      require(serving->fits(), report::hbm_refusal(*serving));
+    }
     io::throw_if_stopped();
   } catch (const expr::SizeError& e) {
     throw UsageError(e.what());
@@ -437,6 +520,7 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   }
   RunSummary summary;
   summary.notes = std::move(w.notes);
+  summary.serving = std::move(serving);
   MemoryReport memory = memory_report(o, w, lo, run.graph, layout.ranks_per_stage());
   summary.memory = std::move(memory.by_stage);
   summary.memory_report = std::move(memory.text);

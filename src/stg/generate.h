@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -17,6 +18,7 @@
 #include "stg/options.h"
 #include "stg/passes/pass.h"
 #include "stg/report/memory.h"
+#include "stg/report/serving.h"
 #include "stg/report/step_figures.h"
 
 namespace stg {
@@ -37,6 +39,9 @@ struct RunSummary {
   // FLOPs per rank and bytes per parallel axis of the ranks written
   // (report/step_figures.h; the CLI prints them with --print_step_figures).
   report::StepFigures step;
+  // `stg infer`: the per-phase figures and the memory per rank
+  // (report/serving.h).
+  std::optional<report::ServingFigures> serving;
   std::vector<std::string> notes;  // flags that had no effect, ...
 };
 
@@ -67,14 +72,23 @@ OutputPlan resolve_outputs(const Options& o);
 passes::PassManager build_pipeline(const Options& o, const models::Workload& w, bool flat = false);
 
 // How one stage is lowered (units, schedule; the workload's framework
-// gives the defaults, the node order and what tensor_size counts).
+// gives the defaults, the node order and what tensor_size counts, and the
+// workload kind may choose its own).
 lower::LowerOptions lower_options(const Options& o, const models::Workload& w);
+// The units of the run: the flag's, else the workload kind's, else the
+// framework's.
+Units units(const Options& o, const models::Workload& w);
 
 // Lowers the stages first_stage..last_stage (-1: the last) of a graph that
 // went through the pipeline; the others stay empty.
 std::vector<StageGraph> lower_stages(const graph::Graph& g, const models::Workload& w,
                                      const lower::LowerOptions& options, int threads,
                                      int first_stage = 0, int last_stage = -1);
+// The same with other numbers bound to the symbols (a decode-step template
+// at another context length).
+std::vector<StageGraph> lower_stages(const graph::Graph& g, const models::Workload& w,
+                                     const expr::Values& values, const lower::LowerOptions& options,
+                                     int threads, int first_stage, int last_stage);
 
 // Checks the options and generates everything. Throws UsageError on bad
 // input before any file is written. Files are staged inside the output

@@ -57,6 +57,21 @@ inline constexpr int64_t kMaxRanks = 2147483647;  // Chakra's comm_src/comm_dst 
 inline constexpr int kMaxThreads = 1024;          // writer threads
 inline constexpr int64_t kMaxStacks = 10000;      // blocks: 10,000 take ~1 GB and ~17 s
 
+// `stg infer` (docs/inference.md): one serving iteration of the model instead
+// of a training step: the prefill of `requests` prompts of `prompt_len`
+// tokens, then `decode_steps` steps of one token per request with a KV cache
+// of kv_dtype; the plan must fit `hbm_gb` per rank.
+struct Serving {
+  int64_t requests = 64;
+  int64_t prompt_len = 2048;
+  int64_t decode_steps = 128;
+  DType kv_dtype = DType::kBf16;
+  double hbm_gb = 80;  // an H100's HBM
+  // The roofline of the per-phase figures (stg validate's defaults:
+  // tools/roofline.h).
+  double peak_tflops = 989, mem_bw_gbps = 3350;
+};
+
 struct Options {
   std::string output_dir = ".";
   std::string output_name = "workload.%d.et";
@@ -132,6 +147,9 @@ struct Options {
   // Pass pipeline inspection: --dump_after PASS writes the graph after that
   // pass as <output_dir>/<PASS>.csv.
   std::string dump_after;
+
+  // `stg infer`: a serving iteration (unset: a training step).
+  std::optional<Serving> serving;
 
   Recompute recompute() const { return activation_recompute.value_or(Recompute::kNone); }
 };

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <optional>
 
 #include "et_def_v004.pb.h"
 #include "stg/emit/et_v004.h"
@@ -35,14 +36,24 @@ size_t varint_size(uint64_t v) {
 }
 
 // The `inputs` or `outputs` list of a node, as add_tensor_list writes it:
-// name, size, name, size, ...; per value, where the micro-batch number is.
-std::vector<int32_t> tensor_list_numbers(const std::vector<TensorInfoRef>& tensors) {
+// name, size, name, size, ...; per value, where the micro-batch number (or
+// the decode step's) is.
+std::vector<int32_t> tensor_list_numbers(const std::vector<TensorInfoRef>& tensors, bool step) {
   std::vector<int32_t> out;
   for (const TensorInfoRef& t : tensors) {
-    out.push_back(t->name_number_at);
+    out.push_back(step ? t->name_step_at : t->name_number_at);
     out.push_back(-1);
   }
   return out;
+}
+
+// Which size attribute of `n` grows per decode step (in the order of
+// FlatStageWriter::StepSize), if `name` is one.
+std::optional<uint32_t> step_size(const LoweredNode& n, const std::string& name) {
+  if (name == "num_ops" && n.growth.num_ops != 0) return 0;
+  if (name == "tensor_size" && n.growth.tensor_size != 0) return 1;
+  if (name == "comm_size" && n.growth.comm_size != 0) return 2;
+  return std::nullopt;
 }
 
 bool any_number(const std::vector<int32_t>& at) {
@@ -66,15 +77,22 @@ FlatStageWriter::FlatStageWriter(const lower::FlatStage& stage, TraceDetail deta
     code.name = node.name();
     // Short names (--trace_detail sim) name no micro-batch.
     code.name_number_at = detail == TraceDetail::kFull ? n.name_number_at : -1;
+    code.name_step_at = detail == TraceDetail::kFull ? n.name_step_at : -1;
     code.type = static_cast<uint32_t>(node.type());
     code.first_piece = static_cast<uint32_t>(pieces_.size());
     for (int i = 0; i < node.attr_size(); ++i) {
       const pb::AttributeProto& attr = node.attr(i);
-      std::vector<int32_t> numbers;
-      if (attr.has_string_list() && (attr.name() == "inputs" || attr.name() == "outputs"))
-        numbers = tensor_list_numbers(attr.name() == "inputs" ? n.inputs : n.outputs);
+      std::vector<int32_t> numbers, steps;
+      if (attr.has_string_list() && (attr.name() == "inputs" || attr.name() == "outputs")) {
+        const auto& tensors = attr.name() == "inputs" ? n.inputs : n.outputs;
+        numbers = tensor_list_numbers(tensors, false);
+        steps = tensor_list_numbers(tensors, true);
+      }
       Piece piece;
-      if (i == var_attr) {
+      if (const std::optional<uint32_t> size = step_size(n, attr.name())) {
+        piece.kind = Piece::Kind::kStepSize;
+        piece.index = *size;
+      } else if (i == var_attr) {
         piece.kind = Piece::Kind::kVar;
         const VarAttr key = VarAttr::of(n);
         piece.index =
@@ -82,12 +100,13 @@ FlatStageWriter::FlatStageWriter(const lower::FlatStage& stage, TraceDetail deta
         if (piece.index == keys_.size()) keys_.push_back(key);
       } else if (attr.name() == "comm_tag") {
         piece.kind = Piece::Kind::kTag;
-      } else if (any_number(numbers)) {
+      } else if (any_number(numbers) || any_number(steps)) {
         piece.kind = Piece::Kind::kList;
         piece.index = static_cast<uint32_t>(lists_.size());
         lists_.push_back({attr.name(),
                           {attr.string_list().values().begin(), attr.string_list().values().end()},
-                          std::move(numbers)});
+                          std::move(numbers),
+                          std::move(steps)});
       } else {
         bytes.clear();
         attr.SerializeToString(&bytes);
@@ -136,11 +155,12 @@ class FlatStageWriter::Encoder {
   void encode() {
     const lower::FlatStage& stage = w_.stage_;
     for (const lower::FlatStage::Instance& in : stage.instances()) {
+      set_step(in.step);
       for (uint32_t t : stage.lists()[in.list].nodes) {
         // A node written once names micro-batch 0 where it names one (a
         // gradient sum's first input).
         set_number(stage.repeated(t) ? in.micro_batch : 0);
-        node(t, in.micro_batch);
+        node(t, in.micro_batch, in.step);
       }
     }
   }
@@ -161,9 +181,18 @@ class FlatStageWriter::Encoder {
     number_size_ = static_cast<size_t>(end - number_);
   }
 
-  // `text` with the micro-batch number at `at`.
-  void render(std::string& out, std::string_view text, int32_t at) const {
-    append_numbered(out, text, at, std::string_view(number_, number_size_));
+  void set_step(int step) {
+    if (step == step_of_) return;
+    step_of_ = step;
+    auto [end, ec] = std::to_chars(step_, step_ + sizeof step_, step);
+    step_size_ = static_cast<size_t>(end - step_);
+  }
+
+  // `text` with the micro-batch number at `at` and the decode step's at
+  // `step_at`.
+  void render(std::string& out, std::string_view text, int32_t at, int32_t step_at) const {
+    append_numbered(out, text, at, std::string_view(number_, number_size_), step_at,
+                    std::string_view(step_, step_size_));
   }
 
   void packed(char tag, const std::vector<uint64_t>& values) {
@@ -175,19 +204,19 @@ class FlatStageWriter::Encoder {
     for (uint64_t v : values) detail::append_varint(body_, v);
   }
 
-  void node(uint32_t t, int mb) {
+  void node(uint32_t t, int mb, int step) {
     const NodeCode& code = w_.nodes_[t];
     const lower::FlatStage& stage = w_.stage_;
     body_.clear();
     var_at_ = std::string::npos;
-    const uint64_t id = stage.id(t, mb);
+    const uint64_t id = stage.id(t, mb, step);
     if (id != 0) {
       body_ += kIdTag;
       detail::append_varint(body_, id);
     }
     if (!code.name.empty()) {
       text_.clear();
-      render(text_, code.name, code.name_number_at);
+      render(text_, code.name, code.name_number_at, code.name_step_at);
       body_ += kNameTag;
       detail::append_varint(body_, text_.size());
       body_ += text_;
@@ -197,10 +226,10 @@ class FlatStageWriter::Encoder {
       detail::append_varint(body_, code.type);
     }
     deps_.clear();
-    stage.ctrl_deps(t, mb, deps_);
+    stage.ctrl_deps(t, mb, deps_, step);
     packed(kCtrlDepsTag, deps_);
     deps_.clear();
-    stage.data_deps(t, mb, deps_);
+    stage.data_deps(t, mb, deps_, step);
     packed(kDataDepsTag, deps_);
     for (uint32_t p = code.first_piece; p < code.first_piece + code.pieces; ++p) {
       const Piece& piece = w_.pieces_[p];
@@ -213,7 +242,10 @@ class FlatStageWriter::Encoder {
           var_key_ = piece.index;
           break;
         case Piece::Kind::kTag:
-          tag(stage.tag(t, mb));
+          tag(stage.tag(t, mb, step));
+          break;
+        case Piece::Kind::kStepSize:
+          step_size_attr(stage.one().nodes[t], piece.index, step);
           break;
         case Piece::Kind::kList:
           list(w_.lists_[piece.index]);
@@ -232,6 +264,23 @@ class FlatStageWriter::Encoder {
     if (piece_.size() >= chunk_) flush();
   }
 
+  // A size attribute in decode step `step`.
+  void step_size_attr(const LoweredNode& n, uint32_t which, int step) {
+    char attr[kMaxVarAttrBytes];
+    size_t size = 0;
+    switch (which) {
+      case kNumOps:
+        size = encode_int64_attr(attr, "num_ops", n.num_ops_at(step));
+        break;
+      case kTensorSize:
+        size = encode_uint64_attr(attr, "tensor_size", n.tensor_size_at(step));
+        break;
+      default:
+        size = encode_int64_attr(attr, "comm_size", n.comm_size_at(step));
+    }
+    body_.append(attr, size);
+  }
+
   // AttributeProto {name: "comm_tag", int32_val: tag}.
   void tag(int32_t value) {
     char attr[kMaxVarAttrBytes];
@@ -244,7 +293,7 @@ class FlatStageWriter::Encoder {
     for (size_t k = 0; k < l.values.size(); ++k) {
       const std::string& v = l.values[k];
       value_.clear();
-      render(value_, v, l.number_at[k]);
+      render(value_, v, l.number_at[k], l.step_at[k]);
       text_ += kListValueTag;
       detail::append_varint(text_, value_.size());
       text_ += value_;
@@ -273,6 +322,9 @@ class FlatStageWriter::Encoder {
   char number_[12] = {};
   size_t number_size_ = 0;
   int number_of_ = -1;  // the micro-batch number_ holds
+  char step_[12] = {};
+  size_t step_size_ = 0;
+  int step_of_ = -1;  // the decode step step_ holds
 };
 
 StageTemplate FlatStageWriter::whole() const {

@@ -1,5 +1,6 @@
 // Chakra v0.0.4 traces of a FlatStage (lower/flat_stage.h): the stage's
-// nodes are encoded from the template, micro-batch after micro-batch, into
+// nodes are encoded from the template, micro-batch after micro-batch (and
+// decode step after decode step), into
 // pieces of about kChunk bytes (a StageTemplate without the ranks' own
 // attribute); each piece is spliced for every rank being written and handed
 // out, so memory does not grow with the number of micro-batches and the
@@ -47,16 +48,19 @@ class FlatStageWriter {
  private:
   // Parts of a node after its dependencies, in order: attributes serialised
   // once (bytes of blob_), a string list naming the micro-batch (lists_),
-  // the SEND/RECV tag, the rank's variable attribute (keys_).
+  // the SEND/RECV tag, the rank's variable attribute (keys_), a size that
+  // grows per decode step (a StepSize).
   struct Piece {
-    enum class Kind : uint8_t { kBytes, kList, kTag, kVar };
+    enum class Kind : uint8_t { kBytes, kList, kTag, kVar, kStepSize };
     Kind kind = Kind::kBytes;
-    uint32_t index = 0;  // kBytes: offset in blob_; kList: lists_; kVar: keys_
+    uint32_t index = 0;  // kBytes: offset in blob_; kList: lists_; kVar: keys_; kStepSize: which
     uint32_t size = 0;   // kBytes
   };
+  enum StepSize : uint32_t { kNumOps, kTensorSize, kCommSize };
   struct NodeCode {
     std::string name;
     int32_t name_number_at = -1;  // where the micro-batch number goes (lower/stage_graph.h)
+    int32_t name_step_at = -1;    // where the decode step's number goes
     uint32_t type = 0;
     uint32_t first_piece = 0, pieces = 0;
   };
@@ -64,6 +68,7 @@ class FlatStageWriter {
     std::string name;  // the attribute's
     std::vector<std::string> values;
     std::vector<int32_t> number_at;  // per value: where the micro-batch number goes
+    std::vector<int32_t> step_at;    // per value: where the decode step's number goes
   };
   class Encoder;
 

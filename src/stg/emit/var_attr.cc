@@ -9,6 +9,8 @@ namespace {
 
 // Protobuf wire tags of the values written by hand.
 constexpr uint8_t kAttrInt32Tag = (7 << 3) | 0;     // AttributeProto.int32_val
+constexpr uint8_t kAttrInt64Tag = (9 << 3) | 0;     // AttributeProto.int64_val
+constexpr uint8_t kAttrUint64Tag = (13 << 3) | 0;   // AttributeProto.uint64_val
 constexpr uint16_t kAttrStringTag = (29 << 3) | 2;  // AttributeProto.string_val (2-byte varint)
 
 char* put_bytes(char* p, const char* src, size_t n) {
@@ -76,6 +78,22 @@ size_t encode_int32_attr(char* out, std::string_view name, int32_t value) {
   *p++ = static_cast<char>(kAttrInt32Tag);
   // int32 values are sign-extended to 64 bits on the wire.
   p = put_varint(p, static_cast<uint64_t>(static_cast<int64_t>(value)));
+  return frame_attr(out, attr, p);
+}
+
+size_t encode_int64_attr(char* out, std::string_view name, int64_t value) {
+  char attr[40];
+  char* p = put_name(attr, name);
+  *p++ = static_cast<char>(kAttrInt64Tag);
+  p = put_varint(p, static_cast<uint64_t>(value));
+  return frame_attr(out, attr, p);
+}
+
+size_t encode_uint64_attr(char* out, std::string_view name, uint64_t value) {
+  char attr[40];
+  char* p = put_name(attr, name);
+  *p++ = static_cast<char>(kAttrUint64Tag);
+  p = put_varint(p, value);
   return frame_attr(out, attr, p);
 }
 

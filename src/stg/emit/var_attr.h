@@ -36,6 +36,9 @@ inline constexpr char kAttrNameTag = (1 << 3) | 2;   // AttributeProto.name
 // Writes the Node.attr field of AttributeProto {name, int32_val: value} at
 // `out` (room for kMaxVarAttrBytes) and returns its size.
 size_t encode_int32_attr(char* out, std::string_view name, int32_t value);
+// The same with int64_val or uint64_val.
+size_t encode_int64_attr(char* out, std::string_view name, int64_t value);
+size_t encode_uint64_attr(char* out, std::string_view name, uint64_t value);
 
 // Writes the Node.attr field (tag, length, AttributeProto) of `a` for `rank`
 // at `out` and returns its size. Throws std::out_of_range when `rank` has

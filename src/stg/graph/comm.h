@@ -22,6 +22,7 @@ struct Comm {
   // the reference's style ("x@0_X1COMM", "y@0_Y_SEND", "shadow_y@0_Y_RECV").
   std::string label;
   int32_t label_number_at = -1;  // Tensor::number_at, for the label
+  int32_t label_step_at = -1;    // Tensor::step_at, for the label
 };
 
 }  // namespace stg::graph

@@ -82,6 +82,7 @@ void Graph::permute(const std::vector<int>& order) {
     map(t.x1);
     map(t.x2);
     map(t.grad_of);
+    map(t.succeeds);
     for (int& d : t.extra_deps) map(d);
   }
   tensors_ = std::move(tensors);
@@ -260,7 +261,11 @@ void Graph::append(const Graph& module, const std::string& prefix,
     shift(t.x1);
     shift(t.x2);
     shift(t.grad_of);
+    shift(t.succeeds);
     for (int& d : t.extra_deps) shift(d);
+    // A prefix moves the numbers a template's name holds.
+    t.number_at = number_after(src.number_at, prefix.size());
+    t.step_at = number_after(src.step_at, prefix.size());
     rename_symbols(t, renames);
     add(std::move(t));
   }

@@ -82,6 +82,9 @@ inline int32_t number_after(int32_t at, size_t prefix_size) {
 struct Tensor {
   std::string name;
   int32_t number_at = -1;  // where `name` holds the template's micro-batch number
+  // In a decode-step template (one decode step standing for all,
+  // lower/flat_stage.h): where `name` holds the step number, -1: none.
+  int32_t step_at = -1;
   int revision = 0;
   bool require_grads = false;
   Role role = Role::kActivation;
@@ -117,6 +120,11 @@ struct Tensor {
   // gradients follows from grad_of (graph::phase_of).
   Phase phase = Phase::kForward;
   int phase_step = 0;  // kDecode: the decode step
+  // kDecode in a decode-step template: the tensor of an earlier phase whose
+  // part this one takes in the next step (the step's sampled token after the
+  // prefill's). A decode tensor that reads `succeeds` reads, from the second
+  // step on, the previous step's copy of this tensor instead.
+  int succeeds = -1;
   bool is_backward() const { return graph::is_backward(phase); }
   // Transient full-size buffer of sharded training (FSDP assembled weight or
   // gradient): not resident memory.

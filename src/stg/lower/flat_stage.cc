@@ -27,12 +27,17 @@ int receiving_stage(const LoweredNode& n, int stage) {
 }  // namespace
 
 RecvTags recv_tags(const graph::Graph& g, int pp) {
-  // Per stage: (tag, micro-batch) of its RECVs.
-  std::vector<std::vector<std::pair<int32_t, int>>> recvs(pp);
+  struct Recv {
+    int32_t tag;
+    int micro_batch;
+    bool per_step;
+    bool operator<(const Recv& o) const { return tag < o.tag; }
+  };
+  std::vector<std::vector<Recv>> recvs(pp);
   for (const graph::Tensor& t : g.tensors())
     if (t.op == graph::Op::kRecv && t.comm.peer.kind == mesh::Peer::Kind::kStage) {
       if (t.stage < 0 || t.stage >= pp) throw FlatUnsupported("a RECV on no stage of the run");
-      recvs[t.stage].emplace_back(t.comm.tag, t.micro_batch);
+      recvs[t.stage].push_back({t.comm.tag, t.micro_batch, t.phase == graph::Phase::kDecode});
     }
   RecvTags out;
   out.stages.resize(pp);
@@ -41,19 +46,25 @@ RecvTags recv_tags(const graph::Graph& g, int pp) {
     std::sort(recvs[s].begin(), recvs[s].end());
     RecvTags::Stage& st = out.stages[s];
     st.first = next;
-    // Tags next, next+1, ...: before (no micro-batch), the micro-batch's,
-    // after (no micro-batch).
+    const std::string stage = "stage " + std::to_string(s) + ": ";
+    // Tags next, next+1, ...: before (no micro-batch), the micro-batch's
+    // (of no decode step, then of the decode step), after (no micro-batch).
     int part = 0;
-    for (const auto& [tag, mb] : recvs[s]) {
-      if (tag != next++)
-        throw FlatUnsupported("stage " + std::to_string(s) + ": RECV tags have gaps");
-      if (mb > 0) throw FlatUnsupported("a template of more than one micro-batch");
-      if (mb == 0 && part == 2)
-        throw FlatUnsupported("stage " + std::to_string(s) +
-                              ": RECVs of no micro-batch between the micro-batch's");
-      if (mb == 0) part = 1;
-      if (mb < 0 && part == 1) part = 2;
-      (part == 0 ? st.before : part == 1 ? st.per_micro_batch : st.after) += 1;
+    for (const Recv& r : recvs[s]) {
+      if (r.tag != next++) throw FlatUnsupported(stage + "RECV tags have gaps");
+      if (r.micro_batch > 0) throw FlatUnsupported("a template of more than one micro-batch");
+      if (r.micro_batch < 0 && r.per_step)
+        throw FlatUnsupported(stage + "a decode step's RECV of no micro-batch");
+      if (r.micro_batch == 0 && part == 3)
+        throw FlatUnsupported(stage + "RECVs of no micro-batch between the micro-batch's");
+      if (r.micro_batch == 0 && !r.per_step && part == 2)
+        throw FlatUnsupported(stage + "a RECV of no decode step after the decode step's");
+      if (r.micro_batch == 0) part = r.per_step ? 2 : 1;
+      if (r.micro_batch < 0 && part > 0) part = 3;
+      (part == 0   ? st.before
+       : part == 1 ? st.per_micro_batch
+       : part == 2 ? st.per_step
+                   : st.after) += 1;
     }
   }
   return out;
@@ -63,11 +74,14 @@ FlatStage::FlatStage(StageGraph one, const RecvTags& tags, int micro_batches,
                      const FlatSchedule& schedule, NodeOrder order)
     : one_(std::move(one)),
       micro_batches_(micro_batches),
+      steps_(schedule.decode_steps),
       stages_(static_cast<int>(tags.stages.size())) {
   const int stage = one_.stage;
   if (micro_batches_ < 1) unsupported(stage, "no micro-batch");
+  if (steps_ < 1) unsupported(stage, "no decode step");
   const auto n = static_cast<uint32_t>(one_.nodes.size());
   repeated_.assign(n, false);
+  successor_.assign(n, -1);
   for (uint32_t i = 0; i < n; ++i) {
     LoweredNode& node = one_.nodes[i];
     if (node.id != i) unsupported(stage, "template ids are not 0..n-1 in file order");
@@ -76,6 +90,16 @@ FlatStage::FlatStage(StageGraph one, const RecvTags& tags, int micro_batches,
     node.ctrl_deps.clear();
     if (node.micro_batch > 0) unsupported(stage, "a template of more than one micro-batch");
     repeated_[i] = node.micro_batch == 0;
+    if (node.per_step && !repeated_[i])
+      unsupported(stage, "a decode step's node of no micro-batch");
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    const int64_t p = one_.nodes[i].succeeds;
+    if (p < 0) continue;
+    if (p >= n || !one_.nodes[i].per_step || one_.nodes[p].per_step || !repeated_[p])
+      unsupported(stage, "a decode step's node succeeds no node of an earlier phase");
+    if (successor_[p] >= 0) unsupported(stage, "a node with two successors");
+    successor_[p] = i;
   }
   list_of_.assign(n, 0);
   place_of_.assign(n, 0);
@@ -95,7 +119,9 @@ FlatStage FlatStage::of_stage(StageGraph stage) {
   out.list_of_.assign(n, 0);
   out.place_of_.assign(n, 0);
   out.tag0_.assign(n, 0);
+  out.tag_mb_.assign(n, 0);
   out.tag_step_.assign(n, 0);
+  out.successor_.assign(n, -1);
   out.once_id_.assign(n, 0);
   out.lists_.push_back({{}, false});
   // Ids may be any (a hand-made stage): dependencies become indices, ids
@@ -128,10 +154,14 @@ void FlatStage::number_tags(const RecvTags& tags) {
   const int stage = one_.stage;
   const int pp = static_cast<int>(tags.stages.size());
   tag0_.assign(nodes.size(), 0);
+  tag_mb_.assign(nodes.size(), 0);
   tag_step_.assign(nodes.size(), 0);
-  // Each stage's first tag with all micro-batches.
-  std::vector<int32_t> first(pp, 0);
-  for (int s = 1; s < pp; ++s) first[s] = first[s - 1] + tags.stages[s - 1].count(micro_batches_);
+  // Each stage's first tag with all micro-batches and decode steps.
+  std::vector<int64_t> first(pp, 0);
+  for (int s = 1; s < pp; ++s)
+    first[s] = first[s - 1] + tags.stages[s - 1].count(micro_batches_, steps_);
+  if (pp > 0 && first[pp - 1] + tags.stages[pp - 1].count(micro_batches_, steps_) > INT32_MAX)
+    unsupported(stage, "more SEND/RECV tags than a 32-bit comm_tag holds");
   // Along a mesh axis a SEND and its RECV are on this stage: copies add a
   // stride above every template tag of such links, so tags stay unique per
   // (src, dst) whatever the template's are.
@@ -139,6 +169,7 @@ void FlatStage::number_tags(const RecvTags& tags) {
   for (const LoweredNode& node : nodes)
     if (is_p2p(node) && !is_stage_link(node)) {
       if (node.tag < 0) unsupported(stage, "a negative SEND/RECV tag along a mesh axis");
+      if (node.per_step) unsupported(stage, "a decode step's SEND/RECV along a mesh axis");
       axis_stride = std::max(axis_stride, node.tag + 1);
     }
   for (size_t i = 0; i < nodes.size(); ++i) {
@@ -146,21 +177,34 @@ void FlatStage::number_tags(const RecvTags& tags) {
     if (!is_p2p(node)) continue;
     if (!is_stage_link(node)) {
       tag0_[i] = node.tag;
-      tag_step_[i] = repeated_[i] ? axis_stride : 0;
+      tag_mb_[i] = repeated_[i] ? axis_stride : 0;
       continue;
     }
     const int receiver = receiving_stage(node, stage);
     if (receiver < 0 || receiver >= pp) unsupported(stage, "a SEND to no stage of the run");
     const RecvTags::Stage& r = tags.stages[receiver];
-    const int offset = node.tag - r.first;
+    const int64_t offset = node.tag - r.first;
     if (offset < 0 || offset >= r.count(1))
       unsupported(stage, "a SEND/RECV tag outside its receiver's");
-    const bool repeated = offset >= r.before && offset < r.before + r.per_micro_batch;
-    if (repeated != repeated_[i])
-      unsupported(stage, "a SEND/RECV whose micro-batch disagrees with its tag");
-    const bool after = offset >= r.before + r.per_micro_batch;
-    tag0_[i] = first[receiver] + offset + (after ? (micro_batches_ - 1) * r.per_micro_batch : 0);
-    tag_step_[i] = repeated ? r.per_micro_batch : 0;
+    // Where the offset falls: before, the micro-batch's (of no decode step,
+    // of the decode step), after.
+    const int64_t micro_batch_part = offset - r.before,
+                  step_part = micro_batch_part - r.per_micro_batch;
+    const bool after = step_part >= r.per_step;
+    const bool repeated = micro_batch_part >= 0 && !after;
+    const bool per_step = repeated && step_part >= 0;
+    if (repeated != repeated_[i] || per_step != node.per_step)
+      unsupported(stage, "a SEND/RECV whose micro-batch or decode step disagrees with its tag");
+    const int64_t start = first[receiver] + r.before;
+    if (!repeated && !after) {
+      tag0_[i] = first[receiver] + offset;
+    } else if (after) {
+      tag0_[i] = start + micro_batches_ * r.per_copy(steps_) + (step_part - r.per_step);
+    } else {
+      tag0_[i] = start + (per_step ? r.per_micro_batch + step_part : micro_batch_part);
+      tag_mb_[i] = r.per_copy(steps_);
+      tag_step_[i] = per_step ? r.per_step : 0;
+    }
   }
 }
 
@@ -174,7 +218,8 @@ void FlatStage::plan_reference() {
   const auto& nodes = one_.nodes;
   const auto n = static_cast<uint32_t>(nodes.size());
   const int stage = one_.stage;
-  std::pair<int, bool> previous{-2, false};  // (receiving stage or -1, repeated)
+  // (receiving stage or -1, repeated, per decode step)
+  std::tuple<int, bool, bool> previous{-2, false, false};
   bool p2p_seen = false;
   for (uint32_t i = 0; i < n; ++i) {
     const LoweredNode& node = nodes[i];
@@ -187,16 +232,36 @@ void FlatStage::plan_reference() {
     } else if (p2p_seen) {
       unsupported(stage, "a node after the SENDs and RECVs");
     }
-    const std::pair<int, bool> key{part, repeated_[i]};
-    if (key != previous) lists_.push_back({{}, key.second});
+    const std::tuple<int, bool, bool> key{part, repeated_[i], node.per_step};
+    if (key != previous) {
+      // In a run of the micro-batch, the decode step's nodes come last.
+      if (std::get<0>(previous) == part && std::get<1>(previous) && repeated_[i] &&
+          std::get<2>(previous))
+        unsupported(stage, "a node of no decode step after the decode step's");
+      lists_.push_back({{}, repeated_[i], node.per_step});
+    }
     previous = key;
     list_of_[i] = static_cast<uint32_t>(lists_.size() - 1);
     place_of_[i] = static_cast<uint32_t>(lists_.back().nodes.size());
     lists_.back().nodes.push_back(i);
   }
-  for (uint32_t l = 0; l < lists_.size(); ++l)
+  // A repeated run (its nodes of no decode step, then the decode step's) is
+  // written for every micro-batch in place, its decode step's nodes once per
+  // step after the rest.
+  const auto part_of = [&](uint32_t l) {
+    const LoweredNode& first = nodes[lists_[l].nodes.front()];
+    return is_stage_link(first) ? receiving_stage(first, stage) : -1;
+  };
+  for (uint32_t l = 0; l < lists_.size();) {
+    uint32_t end = l + 1;
+    if (lists_[l].repeated)
+      while (end < lists_.size() && lists_[end].repeated && part_of(end) == part_of(l)) ++end;
     for (int mb = 0; mb < (lists_[l].repeated ? micro_batches_ : 1); ++mb)
-      instances_.push_back({l, mb});
+      for (uint32_t k = l; k < end; ++k)
+        for (int step = 0; step < (lists_[k].per_step ? steps_ : 1); ++step)
+          instances_.push_back({k, mb, step});
+    l = end;
+  }
 }
 
 // Issue order: the copies of the template's nodes, numbered in reference
@@ -235,6 +300,8 @@ class FlatStage::CopiesGraph : public IssueGraph {
 };
 
 void FlatStage::plan_issue() {
+  for (const LoweredNode& node : one_.nodes)
+    if (node.per_step) unsupported(one_.stage, "decode steps in issue order");
   if (num_nodes_ > static_cast<uint64_t>(INT32_MAX))
     unsupported(one_.stage, "more than 2^31 nodes in issue order");
   const CopiesGraph copies(*this);
@@ -254,14 +321,14 @@ void FlatStage::plan_issue() {
 void FlatStage::number_nodes() {
   const auto& nodes = one_.nodes;
   first_id_.assign(lists_.size(), {});
-  for (size_t l = 0; l < lists_.size(); ++l)
-    first_id_[l].assign(lists_[l].repeated ? micro_batches_ : 1, 0);
+  for (uint32_t l = 0; l < lists_.size(); ++l)
+    first_id_[l].assign(static_cast<size_t>(list_copies(l)), 0);
   once_id_.assign(nodes.size(), 0);
   std::vector<bool> placed(nodes.size(), false);
   uint64_t next = 0;
   for (const Instance& in : instances_) {
     const List& list = lists_[in.list];
-    first_id_[in.list][list.repeated ? in.micro_batch : 0] = next;
+    first_id_[in.list][copy_index(in.list, in.micro_batch, in.step)] = next;
     for (size_t k = 0; k < list.nodes.size(); ++k)
       if (!repeated_[list.nodes[k]]) {
         if (placed[list.nodes[k]]) unsupported(one_.stage, "a node written twice");
@@ -275,9 +342,10 @@ void FlatStage::number_nodes() {
   num_nodes_ = next;
 }
 
-uint64_t FlatStage::id(uint32_t node, int mb) const {
+uint64_t FlatStage::id(uint32_t node, int mb, int step) const {
+  const uint32_t l = list_of_[node];
   const uint64_t reference =
-      repeated_[node] ? first_id_[list_of_[node]][mb] + place_of_[node] : once_id_[node];
+      repeated_[node] ? first_id_[l][copy_index(l, mb, step)] + place_of_[node] : once_id_[node];
   return issue_id_.empty() ? reference : issue_id_[reference];
 }
 
@@ -308,6 +376,9 @@ void FlatStage::check_dependencies() const {
       }
   }
   for (uint32_t i = 0; i < n; ++i) {
+    for (uint64_t d : nodes[i].data_deps)
+      if (nodes[d].per_step && !nodes[i].per_step)
+        unsupported(stage, "a node of no decode step reads a decode step's node");
     int runs = 0;
     bool in_run = false;
     for (uint64_t d : nodes[i].data_deps) {
@@ -320,16 +391,30 @@ void FlatStage::check_dependencies() const {
   }
 }
 
-std::vector<Step> FlatStage::steps(const FlatSchedule& schedule) const {
-  if (!schedule.phases.empty()) return phase_steps(schedule.phases, micro_batches_);
+std::vector<FlatStage::StepCopy> FlatStage::steps(const FlatSchedule& schedule) const {
+  std::vector<StepCopy> out;
+  if (!schedule.phases.empty()) {
+    // Each phase for every micro-batch; a decode phase of a template once
+    // per decode step.
+    for (const Step& phase : schedule.phases) {
+      const bool decode = phase.phase == graph::Phase::kDecode;
+      for (int step = 0; step < (decode ? steps_ : 1); ++step)
+        for (int mb = 0; mb < micro_batches_; ++mb) {
+          Step s = phase;
+          s.micro_batch = mb;
+          s.phase_step = phase.phase_step + step;
+          out.push_back({s, key_tuple(phase), step});
+        }
+    }
+    return out;
+  }
   const int chunks = schedule_chunks(schedule.schedule, schedule.chunks);
   // The copies are the graph's replicas (DualPipe: a micro-batch of each
   // direction, lower::replica_count).
   const int micro_batches = micro_batches_of_replicas(schedule.schedule, micro_batches_);
-  std::vector<Step> out;
   for (const Step& step :
        replica_steps(schedule.schedule, one_.stage, stages_, micro_batches, chunks))
-    if (step.micro_batch < micro_batches_) out.push_back(step);
+    if (step.micro_batch < micro_batches_) out.push_back({step, key_tuple(step), 0});
   return out;
 }
 
@@ -339,10 +424,10 @@ void FlatStage::plan_schedule(const FlatSchedule& schedule) {
   source_key_.assign(n, -1);
   key_of_.assign(n, -1);
   if (schedule.schedule == Schedule::kNone && schedule.phases.empty()) return;
-  // A step key per (chunk, phase, phase step) the schedule runs.
-  const std::vector<Step> all = steps(schedule);
-  for (const Step& step : all)
-    step_keys_.emplace(key_tuple(step), static_cast<int>(step_keys_.size()));
+  // A step key per (chunk, phase, phase step) of the template's steps.
+  const std::vector<StepCopy> all = steps(schedule);
+  for (const StepCopy& copy : all)
+    step_keys_.emplace(copy.key, static_cast<int>(step_keys_.size()));
   keys_ = static_cast<int>(step_keys_.size());
   const bool split = separates_weight_gradients(schedule.schedule);
   for (size_t i = 0; i < n; ++i)
@@ -385,25 +470,35 @@ void FlatStage::plan_schedule(const FlatSchedule& schedule) {
     if (!has(before, i, key)) source_key_[i] = key;
   }
   // The step run before each step, among those with work on this stage.
-  previous_step_.assign(static_cast<size_t>(micro_batches_) * keys_, -1);
+  previous_step_.assign(static_cast<size_t>(micro_batches_) * keys_ * steps_, -1);
   int64_t previous = -1;
-  for (const Step& step : all) {
-    const int key = step_keys_.at(key_tuple(step));
+  for (const StepCopy& copy : all) {
+    const int key = step_keys_.at(copy.key);
     if (sinks_[key].empty()) continue;
-    const int64_t here = int64_t{step.micro_batch} * keys_ + key;
+    const auto here =
+        static_cast<int64_t>(step_index(copy.step.micro_batch, key, copy.decode_step));
     previous_step_[here] = previous;
     previous = here;
   }
 }
 
-int32_t FlatStage::tag(uint32_t node, int mb) const {
-  return tag0_[node] + static_cast<int32_t>(mb) * tag_step_[node];
+int32_t FlatStage::tag(uint32_t node, int mb, int step) const {
+  return static_cast<int32_t>(tag0_[node] + mb * tag_mb_[node] + step * tag_step_[node]);
 }
 
-void FlatStage::data_deps(uint32_t node, int mb, std::vector<uint64_t>& out) const {
+void FlatStage::data_deps(uint32_t node, int mb, std::vector<uint64_t>& out, int step) const {
   const auto& deps = one_.nodes[node].data_deps;
   if (repeated_[node]) {
-    for (uint64_t d : deps) out.push_back(id(static_cast<uint32_t>(d), mb));
+    const bool stepped = per_step(node);
+    for (uint64_t d : deps) {
+      const auto dep = static_cast<uint32_t>(d);
+      // From the second decode step on, a value of an earlier phase is the
+      // previous step's successor of it.
+      if (stepped && step > 0 && !per_step(dep) && successor_[dep] >= 0)
+        out.push_back(id(static_cast<uint32_t>(successor_[dep]), mb, step - 1));
+      else
+        out.push_back(id(dep, mb, stepped ? step : 0));
+    }
     return;
   }
   // A node written once: the run of micro-batch dependencies stands for
@@ -421,18 +516,21 @@ void FlatStage::data_deps(uint32_t node, int mb, std::vector<uint64_t>& out) con
   }
 }
 
-void FlatStage::ctrl_deps(uint32_t node, int mb, std::vector<uint64_t>& out) const {
+void FlatStage::ctrl_deps(uint32_t node, int mb, std::vector<uint64_t>& out, int step) const {
   if (keys_ == 0) {  // no schedule derived: the node's own (of_stage; else none)
     for (uint64_t d : one_.nodes[node].ctrl_deps) out.push_back(id(static_cast<uint32_t>(d), mb));
     return;
   }
   const int key = source_key_[node];
   if (key < 0) return;
-  const int64_t previous = previous_step_[static_cast<size_t>(mb) * keys_ + key];
+  const int64_t previous = previous_step_[step_index(mb, key, per_step(node) ? step : 0)];
   if (previous < 0) return;
-  const int previous_mb = static_cast<int>(previous / keys_);
+  const int previous_key = static_cast<int>(previous % keys_);
+  const int64_t copy = previous / keys_;
+  const auto previous_mb = static_cast<int>(copy % micro_batches_);
+  const auto previous_step = static_cast<int>(copy / micro_batches_);
   const size_t first = out.size();
-  for (uint32_t u : sinks_[previous % keys_]) out.push_back(id(u, previous_mb));
+  for (uint32_t u : sinks_[previous_key]) out.push_back(id(u, previous_mb, previous_step));
   std::sort(out.begin() + static_cast<std::ptrdiff_t>(first), out.end());
 }
 

@@ -29,6 +29,7 @@ TensorInfo io_info(const graph::Graph& g, int tensor, bool shadow, const Values&
   const std::string prefix = shadow ? "shadow_" : "";
   info.name = prefix + t.id();
   info.name_number_at = graph::number_after(t.number_at, prefix.size());
+  info.name_step_at = graph::number_after(t.step_at, prefix.size());
   if (shape.empty()) info.name += '1';
   for (size_t i = 0; i < shape.size(); ++i) {
     if (i) info.name += ',';

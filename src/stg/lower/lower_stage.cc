@@ -40,6 +40,8 @@ class StageLowering {
                      [this](int a, int b) { return g_[a].comm.tag < g_[b].comm.tag; });
     for (int t : p2p) lower_op(t);
     for (int t : members_) connect(t);
+    for (int t : members_)
+      if (g_[t].succeeds >= 0) nodes_[node_of_[t]].succeeds = node(g_[t].succeeds);
     drop_empty_compute();
     return finish();
   }
@@ -133,6 +135,7 @@ class StageLowering {
       case graph::Op::kCollective:
         n.name = x.comm.label;
         n.name_number_at = x.comm.label_number_at;
+        n.name_step_at = x.comm.label_step_at;
         n.kind = NodeKind::kColl;
         n.coll = x.comm.type;
         n.axis = x.comm.axis;
@@ -150,15 +153,23 @@ class StageLowering {
         const bool send = x.op == graph::Op::kSend;
         n.name = x.comm.label;
         n.name_number_at = x.comm.label_number_at;
+        n.name_step_at = x.comm.label_step_at;
         n.kind = send ? NodeKind::kSend : NodeKind::kRecv;
         n.comm_size = bytes_of(graph::carried(g_, t), *x.x1_shape, tensor_named(x.x1));
         n.peer = x.comm.peer;
         n.tag = x.comm.tag;
+        // A value a decode step receives from another step (the token
+        // sampled before it) is listed under the link's own name, the
+        // reader's input (passes/insert_send_recv.h): what it carries is
+        // another tensor in every step.
+        const graph::Tensor& value = g_[graph::carried(g_, t)];
+        const bool across_steps = x.phase == graph::Phase::kDecode &&
+                                  (value.phase != x.phase || value.phase_step != x.phase_step);
         if (send) {
-          n.inputs.push_back(info(x.x1));
+          n.inputs.push_back(across_steps ? info(t) : info(x.x1));
         } else {
           n.y_tensor_size = n.comm_size;
-          n.outputs.push_back(info(x.x1, /*shadow=*/true));
+          n.outputs.push_back(across_steps ? info(t) : info(x.x1, /*shadow=*/true));
         }
         break;
       }
@@ -166,9 +177,10 @@ class StageLowering {
         lower_compute(t, n);
     }
     n.micro_batch = x.micro_batch;
+    n.per_step = x.phase == graph::Phase::kDecode;
+    n.phase = graph::phase_of(g_, t);
     if (n.kind == NodeKind::kComp && in_a_step(x)) {
       n.scheduled = true;
-      n.phase = graph::phase_of(g_, t);
       n.phase_step = x.phase_step;
       n.chunk = x.chunk;
     }
@@ -181,6 +193,7 @@ class StageLowering {
     const graph::OpResult& r = g_.result(t);
     n.name = x.id() + "_COMP";
     n.name_number_at = x.number_at;
+    n.name_step_at = x.step_at;
     n.kind = NodeKind::kComp;
     n.num_ops = count(r.num_ops, [&] { return "operation count of " + x.id(); });
     // A contraction's multiply-accumulate is 2 FLOPs; an einsum without
@@ -193,13 +206,24 @@ class StageLowering {
     n.tensor_size = static_cast<uint64_t>(n.y_tensor_size);
     if (options_.tensor_size_moved) {
       // Inputs as the op reads them (a custom kernel's x2_shape without an
-      // x2 is its output's shape, not an input).
-      if (x.x1 >= 0)
-        n.tensor_size += static_cast<uint64_t>(
-            bytes_of(graph::carried(g_, x.x1), *x.x1_shape, tensor_named(x.x1)));
-      if (x.x2 >= 0)
-        n.tensor_size += static_cast<uint64_t>(
-            bytes_of(graph::carried(g_, x.x2), *x.x2_shape, tensor_named(x.x2)));
+      // x2 is its output's shape, not an input), told apart by what they are.
+      auto read = [&](int in, const graph::Shape& view) {
+        const int data = graph::carried(g_, in);
+        const auto bytes = static_cast<uint64_t>(bytes_of(data, view, tensor_named(in)));
+        n.tensor_size += bytes;
+        // What the bytes are: the data an identity links to (a weight read
+        // through a tied embedding's link).
+        int origin = data;
+        while (g_[origin].op == graph::Op::kIdentity && g_[origin].x1 >= 0)
+          origin = graph::carried(g_, g_[origin].x1);
+        const graph::Tensor& source = g_[origin];
+        if (source.role == graph::Role::kWeight || source.require_grads)
+          n.weight_bytes_read += bytes;
+        else if (source.role == graph::Role::kPersistent)
+          n.state_bytes_read += bytes;
+      };
+      if (x.x1 >= 0) read(x.x1, *x.x1_shape);
+      if (x.x2 >= 0) read(x.x2, *x.x2_shape);
     }
     n.op_type = graph::op_code(x.op);
     for (int in : {x.x1, x.x2})
@@ -304,13 +328,25 @@ class StageLowering {
     StageGraph out;
     out.stage = stage_;
     for (int i = 0; i < n; ++i) {
-      if (!keep(i)) continue;
+      if (!keep(i)) {
+        if (nodes_[i].succeeds >= 0)
+          throw graph::GraphError("stage " + std::to_string(stage_) + ": " + nodes_[i].name +
+                                  " succeeds another node but does no work");
+        continue;
+      }
       new_id[i] = out.nodes.size();
       out.nodes.push_back(std::move(nodes_[i]));
     }
     for (size_t i = 0; i < out.nodes.size(); ++i) {
-      out.nodes[i].id = i;
-      for (uint64_t& d : out.nodes[i].data_deps) d = new_id[d];
+      LoweredNode& node = out.nodes[i];
+      node.id = i;
+      for (uint64_t& d : node.data_deps) d = new_id[d];
+      if (node.succeeds >= 0) {
+        if (removed_[node.succeeds])
+          throw graph::GraphError("stage " + std::to_string(stage_) + ": " + node.name +
+                                  " succeeds a node without work");
+        node.succeeds = static_cast<int64_t>(new_id[node.succeeds]);
+      }
     }
     return out;
   }

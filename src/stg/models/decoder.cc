@@ -16,15 +16,13 @@ namespace stg::models {
 
 using graph::Graph;
 
-namespace {
-
-std::string block_prefix(int i) { return "transformer." + std::to_string(i) + "."; }
+std::string decoder_block_prefix(int i) { return "transformer." + std::to_string(i) + "."; }
 
 // Appends the blocks in order, each linked to the one before; a block of a
 // spec already built is appended again, not built again.
-void append_blocks(Graph& g, const DecoderConfig& c) {
+void append_decoder_blocks(Graph& g, const DecoderConfig& c, const KvCache& kv) {
   using Kind = graph::Placement::Kind;
-  const BlockContext context{c.tpsp, c.experts_per_rank, c.megatron, c.cp};
+  const BlockContext context{c.tpsp, c.experts_per_rank, c.megatron, c.cp, kv};
   std::vector<std::pair<BlockSpec, Graph>> built;
   for (size_t i = 0; i < c.spec.blocks.size(); ++i) {
     const BlockSpec& spec = c.spec.blocks[i];
@@ -33,14 +31,16 @@ void append_blocks(Graph& g, const DecoderConfig& c) {
     if (it == built.end())
       it = built.insert(built.end(), {spec, block_kind(spec.kind).build(spec, context)});
     const int n = static_cast<int>(i);
-    const std::string p = block_prefix(n);
+    const std::string p = decoder_block_prefix(n);
     g.append(it->second, p, {}, {Kind::kBlock, n});
     if (n > 0) {
-      g.link(block_prefix(n - 1) + "ffn_res.y", p + "input_norm.x");
-      g.link(p + "input_norm.dx", block_prefix(n - 1) + "ffn_res.dy");
+      g.link(decoder_block_prefix(n - 1) + "ffn_res.y", p + "input_norm.x");
+      g.link(p + "input_norm.dx", decoder_block_prefix(n - 1) + "ffn_res.dy");
     }
   }
 }
+
+namespace {
 
 std::string mtp_prefix(int depth) { return "mtp." + std::to_string(depth) + "."; }
 
@@ -51,8 +51,8 @@ void append_mtp(Graph& g, const DecoderConfig& c) {
   using Kind = graph::Placement::Kind;
   const BlockContext context{c.tpsp, c.experts_per_rank, c.megatron, c.cp};
   const int n = static_cast<int>(c.spec.blocks.size());
-  std::string out = block_prefix(n - 1) + "ffn_res.y";
-  std::string dout = block_prefix(n - 1) + "ffn_res.dy", dout_from_head = "out_emb.dx";
+  std::string out = decoder_block_prefix(n - 1) + "ffn_res.y";
+  std::string dout = decoder_block_prefix(n - 1) + "ffn_res.dy", dout_from_head = "out_emb.dx";
   for (size_t k = 0; k < c.spec.mtp.size(); ++k) {
     const int depth = static_cast<int>(k);
     const std::string p = mtp_prefix(depth);
@@ -72,9 +72,16 @@ void append_mtp(Graph& g, const DecoderConfig& c) {
 Model build_decoder(const DecoderConfig& c) {
   Model m;
   const int n = static_cast<int>(c.spec.blocks.size());
-  append_blocks(m.graph, c);
-  append_vocabulary(m.graph, block_prefix(0), block_prefix(n - 1), c.tpsp, c.megatron);
+  append_decoder_blocks(m.graph, c);
+  append_vocabulary(m.graph, decoder_block_prefix(0), decoder_block_prefix(n - 1), c.tpsp,
+                    c.megatron);
   append_mtp(m.graph, c);
+  set_decoder_axes(m, c);
+  return m;
+}
+
+void set_decoder_axes(Model& m, const DecoderConfig& c) {
+  const int n = static_cast<int>(c.spec.blocks.size());
   m.axes = common_axes(Spelling::kLater);
   m.degree_symbols = all_degree_symbols();
   m.claim = graph::ClaimRule::kEveryAxisInDim;  // the later reference's rule
@@ -87,7 +94,6 @@ Model build_decoder(const DecoderConfig& c) {
     }
     m.axes.push_back(model_axis("ep", Spelling::kLater));
   }
-  return m;
 }
 
 DecoderSpec uniform_decoder(int n, const BlockSpec& block) {

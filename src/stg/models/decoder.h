@@ -8,9 +8,12 @@
 // `ep` when a block has experts.
 #pragma once
 
+#include <string>
+
 #include "stg/models/blocks/block_spec.h"
 #include "stg/models/model.h"
 #include "stg/models/parts/context_parallel.h"
+#include "stg/models/parts/kv_cache.h"
 #include "stg/models/parts/megatron_parts.h"
 
 namespace stg::models {
@@ -30,6 +33,15 @@ struct DecoderConfig {
 };
 
 Model build_decoder(const DecoderConfig& config);
+
+// The parts of build_decoder, for decoders built otherwise (a serving
+// iteration, models/inference_decoder.h): the blocks, each named
+// decoder_block_prefix(i) and linked to the one before, built for the
+// serving phase `kv` says (none: training); the model's axes and the
+// symbols its MoE blocks rename.
+void append_decoder_blocks(graph::Graph& g, const DecoderConfig& config, const KvCache& kv = {});
+std::string decoder_block_prefix(int i);
+void set_decoder_axes(Model& m, const DecoderConfig& config);
 
 // `n` blocks of one spec (a family whose blocks are all alike).
 DecoderSpec uniform_decoder(int n, const BlockSpec& block);

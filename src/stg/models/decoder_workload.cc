@@ -194,6 +194,11 @@ Workload decoder_workload(const Options& o, const frameworks::Framework& f) {
 }
 
 Workload decoder_workload(const Options& o, const frameworks::Framework& f, const Family& family) {
+  return decoder_workload(o, f, family, build_decoder);
+}
+
+Workload decoder_workload(const Options& o, const frameworks::Framework& f, const Family& family,
+                          const DecoderBuilder& build) {
   const std::string& type = family.name;
   // The blocks (one when --num_stacks is not valid: refused below).
   const int64_t stacks = o.num_stacks.value_or(80);
@@ -246,12 +251,12 @@ Workload decoder_workload(const Options& o, const frameworks::Framework& f, cons
   const MegatronParts megatron = f.decoder_parts(o, w.decoder, w.zero_stage);
   // Under DualPipeV the first and the last part share stage 0.
   const bool ends_apart = pp > 1 && !lower::v_shaped(o.pipeline_schedule);
-  w.model = build_decoder({.spec = w.decoder,
-                           .tpsp = tpsp,
-                           .experts_per_rank = moe ? static_cast<int>(v.at("Experts") / ep) : 0,
-                           .megatron = megatron,
-                           .cp = {o.cp_algo, static_cast<int>(degree["sp"])},
-                           .ends_apart = ends_apart});
+  w.model = build({.spec = w.decoder,
+                   .tpsp = tpsp,
+                   .experts_per_rank = moe ? static_cast<int>(v.at("Experts") / ep) : 0,
+                   .megatron = megatron,
+                   .cp = {o.cp_algo, static_cast<int>(degree["sp"])},
+                   .ends_apart = ends_apart});
   w.micro_batches = static_cast<int>(batch / micro);
   w.bindings = zero_bindings(w.zero_stage);
   w.micro_batch_renames = {{"Batch", expr::Expr::symbol("MicroBatch")}};

@@ -2,7 +2,9 @@
 // lowering and the writers need to know about it.
 #pragma once
 
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -28,8 +30,9 @@ struct Workload {
   // build_workload; the passes, lowering and the memory report ask it.
   const frameworks::Framework* framework = nullptr;
   // What the trace models (workloads/workload_kind.h): a training step unless
-  // a builder says otherwise.
+  // a builder says otherwise (`own_kind`: a kind made for this workload).
   const workloads::WorkloadKind* kind = nullptr;
+  std::shared_ptr<const workloads::WorkloadKind> own_kind;
   Model model;
   // A decoder's blocks and ends (empty for the transformer and sheets).
   DecoderSpec decoder;
@@ -66,6 +69,15 @@ Workload decoder_workload(const Options& o, const frameworks::Framework& f);  //
 // The decoder of `family` (its blocks from Family::decoder), whatever the
 // family Options::model names: a family not in the registry (tests).
 Workload decoder_workload(const Options& o, const frameworks::Framework& f, const Family& family);
+// The same with its graph made by `build` from the checked decoder
+// (models/decoder.h; a serving iteration's, models/inference_decoder.h).
+struct DecoderConfig;
+using DecoderBuilder = std::function<Model(const DecoderConfig&)>;
+Workload decoder_workload(const Options& o, const frameworks::Framework& f, const Family& family,
+                          const DecoderBuilder& build);
+// `stg infer` (Options::serving): a decoder family's serving iteration
+// (models/inference_workload.cc, docs/inference.md).
+Workload inference_workload(const Options& o, const frameworks::Framework& f);
 Workload csv_workload(const Options& o, const frameworks::Framework& f);  // --module_csv
 
 }  // namespace stg::models

@@ -29,9 +29,11 @@ Tensor reference_collective(const graph::Graph& g, const CollectiveRequest& r) {
   Tensor t = collective_tensor(r);
   t.name = consumer.name + (r.operand == 1 ? ".x1comm" : ".x2comm") + std::to_string(r.position);
   t.number_at = consumer.number_at;
+  t.step_at = consumer.step_at;
   t.revision = consumer.revision;
   t.comm.label = consumer.id() + (r.operand == 1 ? "_X1COMM" : "_X2_COMM");
   t.comm.label_number_at = consumer.number_at;
+  t.comm.label_step_at = consumer.step_at;
   t.stage = consumer.stage;
   t.chunk = consumer.chunk;
   t.micro_batch = consumer.micro_batch;

@@ -113,12 +113,14 @@ void add_replica(Graph& g, int mb, bool take, bool as_template, const Layout& la
     }
     t.name = prefix + t.name;
     if (as_template) t.number_at = 2;  // "mb0."
+    t.step_at = graph::number_after(t.step_at, prefix.size());
     t.micro_batch = mb;
     auto map = [&](int& ref) {
       if (ref >= 0) ref = layout.copy_of(ref, mb);
     };
     map(t.x1);
     map(t.x2);
+    map(t.succeeds);
     for (int& d : t.extra_deps) map(d);
     // Per-micro-batch gradients are no longer the weights' gradients; the
     // backward's weight part keeps its phase (graph::weight_gradient_work),

@@ -22,20 +22,22 @@ std::string p2p_axis(const mesh::Mesh& mesh, const LoweredNode& n) {
   return n.peer.kind == mesh::Peer::Kind::kAxis ? reported_axis(mesh, n.peer.axis) + " p2p" : "pp";
 }
 
-void count(RankStep& step, const mesh::Mesh& mesh, const LoweredNode& n, int64_t copies) {
+// `copies` of node n, whose sizes add up to `flops` and `comm_bytes`.
+void count(RankStep& step, const mesh::Mesh& mesh, const LoweredNode& n, int64_t copies,
+           int64_t flops, int64_t comm_bytes) {
   switch (n.kind) {
     case NodeKind::kComp:
-      step.flops += copies * n.num_ops;
+      step.flops += flops;
       break;
     case NodeKind::kColl:
-      step.axes[reported_axis(mesh, n.axis)].add({copies, copies * n.comm_size, 0, 0});
+      step.axes[reported_axis(mesh, n.axis)].add({copies, comm_bytes, 0, 0});
       break;
     // Between stages: "pp"; along a mesh axis (ring attention): "cp p2p".
     case NodeKind::kSend:
-      step.axes[p2p_axis(mesh, n)].add({copies, copies * n.comm_size, 0, 0});
+      step.axes[p2p_axis(mesh, n)].add({copies, comm_bytes, 0, 0});
       break;
     case NodeKind::kRecv:
-      step.axes[p2p_axis(mesh, n)].add({0, 0, copies, copies * n.comm_size});
+      step.axes[p2p_axis(mesh, n)].add({0, 0, copies, comm_bytes});
       break;
   }
 }
@@ -44,14 +46,18 @@ void count(RankStep& step, const mesh::Mesh& mesh, const LoweredNode& n, int64_t
 
 RankStep stage_step(const StageGraph& stage, const mesh::Mesh& mesh) {
   RankStep step;
-  for (const LoweredNode& n : stage.nodes) count(step, mesh, n, 1);
+  for (const LoweredNode& n : stage.nodes) count(step, mesh, n, 1, n.num_ops, n.comm_size);
   return step;
 }
 
 RankStep stage_step(const lower::FlatStage& stage, const mesh::Mesh& mesh) {
   RankStep step;
   const auto& nodes = stage.one().nodes;
-  for (uint32_t i = 0; i < nodes.size(); ++i) count(step, mesh, nodes[i], stage.copies(i));
+  for (uint32_t i = 0; i < nodes.size(); ++i) {
+    const LoweredNode& n = nodes[i];
+    count(step, mesh, n, stage.copies(i), stage.sum_over_copies(i, n.num_ops, n.growth.num_ops),
+          stage.sum_over_copies(i, n.comm_size, n.growth.comm_size));
+  }
   return step;
 }
 

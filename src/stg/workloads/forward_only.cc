@@ -10,7 +10,12 @@ void ForwardOnly::add_graph_passes(passes::PassManager& pm, const Options& /*o*/
 }
 
 lower::FlatSchedule ForwardOnly::schedule(const lower::LowerOptions& lo) const {
-  return {lo.schedule, lo.chunks, phases_};
+  return {lo.schedule, lo.chunks, phases_, decode_steps_};
+}
+
+void ForwardOnly::adjust_lowering(lower::LowerOptions& lo) const {
+  lo.tensor_size_moved = true;
+  lo.order = lower::NodeOrder::kReference;
 }
 
 }  // namespace stg::workloads

@@ -7,6 +7,7 @@
 // requests).
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "stg/lower/schedule.h"
@@ -17,14 +18,24 @@ namespace stg::workloads {
 class ForwardOnly : public WorkloadKind {
  public:
   // `phases`: (phase, phase_step) in run order, e.g. prefill, decode 0, ...
-  explicit ForwardOnly(std::vector<lower::Step> phases) : phases_(std::move(phases)) {}
+  explicit ForwardOnly(std::vector<lower::Step> phases, int decode_steps = 1,
+                       std::string context_symbol = "")
+      : phases_(std::move(phases)),
+        decode_steps_(decode_steps),
+        context_symbol_(std::move(context_symbol)) {}
   std::string_view name() const override { return "forward-only"; }
   void add_graph_passes(passes::PassManager& pm, const Options& o, const models::Workload& w,
                         bool as_template) const override;
   lower::FlatSchedule schedule(const lower::LowerOptions& lo) const override;
+  std::optional<Units> default_units() const override { return Units::kPhysical; }
+  void adjust_lowering(lower::LowerOptions& lo) const override;
+  std::string_view context_symbol() const override { return context_symbol_; }
+  int decode_steps() const { return decode_steps_; }
 
  private:
   std::vector<lower::Step> phases_;
+  int decode_steps_ = 1;
+  std::string context_symbol_;
 };
 
 }  // namespace stg::workloads

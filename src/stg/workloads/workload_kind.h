@@ -8,6 +8,7 @@
 // "How to add a workload phase").
 #pragma once
 
+#include <optional>
 #include <string_view>
 
 #include "stg/lower/flat_stage.h"
@@ -34,6 +35,14 @@ class WorkloadKind {
   virtual void add_link_passes(passes::PassManager& /*pm*/, const models::Workload& /*w*/) const {}
   // The order of each stage's steps.
   virtual lower::FlatSchedule schedule(const lower::LowerOptions& lo) const = 0;
+  // The workload's own lowering choices, over the framework's: the units
+  // when the flags leave them unset (empty: the framework's), what
+  // tensor_size counts, the node order.
+  virtual std::optional<Units> default_units() const { return std::nullopt; }
+  virtual void adjust_lowering(lower::LowerOptions& /*lo*/) const {}
+  // A decode-step template (lower/step_growth.h): the symbol of the context
+  // length, one token longer in each decode step; empty: none.
+  virtual std::string_view context_symbol() const { return {}; }
 };
 
 // Micro-batching, shared by the workloads: the model's graph for one

@@ -7,6 +7,7 @@
 #include "stg/graph/graph.h"
 #include "stg/models/blocks/block_spec.h"
 #include "stg/models/parts/context_parallel.h"
+#include "stg/models/parts/kv_cache.h"
 #include "stg/models/parts/megatron_parts.h"
 
 namespace stg::models {
@@ -17,6 +18,7 @@ struct BlockContext {
   int experts_per_rank = 0;  // MoE blocks: Experts / ep
   MegatronParts megatron;
   ContextParallel cp;  // how attention crosses the cp axis
+  KvCache kv;          // serving: the phase the block is built for, its KV cache
 };
 
 using BlockBuilder = graph::Graph (*)(const BlockSpec& spec, const BlockContext& context);

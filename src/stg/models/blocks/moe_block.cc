@@ -14,7 +14,7 @@ graph::Graph moe_block(const BlockSpec& spec, const BlockContext& c) {
   // The experts' layouts need sequence-sharded activations (--tpsp 1).
   const Layout l(true);
   const MoePorts ports = moe_ports(spec);
-  return frame_block(l, attention(l, spec, megatron, c.cp),
+  return frame_block(l, attention(l, spec, megatron, c.cp, c.kv),
                      moe_ffn(spec, c.experts_per_rank, megatron.experts_carved_from_dp),
                      {"", "moe.x", ports.y, "moe.dy", ports.dx}, megatron);
 }

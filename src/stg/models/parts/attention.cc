@@ -171,20 +171,30 @@ void link_kernel(Graph& g, const std::string& kernel, const std::vector<std::str
 }
 
 Graph attention(const Layout& l, const BlockSpec& spec, const MegatronParts& megatron,
-                const ContextParallel& cp) {
-  if (spec.attention == AttentionKind::kMla) return latent_attention(l, megatron, cp);
+                const ContextParallel& cp, const KvCache& kv) {
+  if (spec.attention == AttentionKind::kMla) return latent_attention(l, megatron, cp, kv);
   const Dims& d = dims();
   const bool gqa = spec.attention == AttentionKind::kGqa;
   const expr::Expr& hd = spec.own_head_dim ? d.own_head_dim : d.head_dim;
+  const expr::Expr& kv_heads = gqa ? d.kv_heads_tp : d.heads_tp;
+  const std::string q = spec.qk_norm ? "q_normed" : "q", k = spec.qk_norm ? "k_normed" : "k";
   Graph g;
   g.append(attention_projections(l, spec), "", {}, {});
-  g.append(cp_attention_kernel({hd, hd, gqa ? d.kv_heads_tp : d.heads_tp, gqa}, megatron, cp),
-           "attn_kernel.", {}, {});
+  // Serving: each token leaves its K and V, per KV head, in the cache.
+  const CacheLayout cache{{c(2) * hd, kv_heads}, hd, hd};
+  const graph::Shape written = {d.batch_dp, d.seq_cp, hd, kv_heads};
+  if (kv.phase == ServingPhase::kDecode) {
+    add_cache_write(g, kv, cache, k, "v", written, 2);
+    add_decode_attention(g, cache, d.heads_tp, q, {d.batch_dp, d.seq_cp, hd, d.heads_tp});
+    return g;
+  }
+  g.append(cp_attention_kernel({hd, hd, kv_heads, gqa}, megatron, cp), "attn_kernel.", {}, {});
   if (spec.qk_norm)
     link_kernel(g, "attn_kernel.", {"q_normed", "k_normed", "v"}, {"dq_normed", "dk_normed", "dv"},
                 megatron);
   else
     link_kernel(g, "attn_kernel.", {"q", "k", "v"}, {"dq", "dk", "dv"}, megatron);
+  if (kv.phase == ServingPhase::kPrefill) add_cache_write(g, kv, cache, k, "v", written, 2);
   return g;
 }
 

@@ -14,6 +14,7 @@
 #include "stg/models/blocks/block_spec.h"
 #include "stg/models/parts/context_parallel.h"
 #include "stg/models/parts/kernel_dims.h"
+#include "stg/models/parts/kv_cache.h"
 #include "stg/models/parts/layout.h"
 #include "stg/models/parts/megatron_parts.h"
 
@@ -30,9 +31,11 @@ graph::Graph cp_attention_kernel(const KernelDims& k, const MegatronParts& megat
 
 // Tensors: input x and output o in the activation layout, their gradients
 // do and dx; weights wqkv (and bqkv) and wo. The kernel crosses the
-// context-parallel axis as `cp` says (context_parallel.h).
+// context-parallel axis as `cp` says (context_parallel.h). Serving (`kv`):
+// the prefill writes K and V into the block's KV cache, a decode step
+// appends its own and attends over the cache (kv_cache.h).
 graph::Graph attention(const Layout& l, const BlockSpec& spec, const MegatronParts& megatron = {},
-                       const ContextParallel& cp = {});
+                       const ContextParallel& cp = {}, const KvCache& kv = {});
 
 // Links the kernel (appended under `kernel`) to projections that feed it
 // q, k, v (`inputs`) and read its output as "attn" and its gradients into

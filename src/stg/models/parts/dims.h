@@ -29,6 +29,10 @@ struct Dims {
   E q_lora_rank = sym("QLoraRank"), kv_lora_rank = sym("KvLoraRank");
   E qk_nope_dim = sym("QkNopeDim"), qk_rope_dim = sym("QkRopeDim"), v_head_dim = sym("VHeadDim");
   E dp = sym("dp"), tp = sym("tp"), cp = sym("cp"), ep = sym("ep");
+  // Serving (models/parts/kv_cache.h): the tokens a decode step attends
+  // over (its context: the tokens before it and its own) and the tokens a
+  // sequence's KV cache holds.
+  E context = sym("Ctx"), cache_tokens = sym("CacheTokens");
   // Sharded forms: per data-parallel rank, per context (and tensor)
   // parallel rank, per tensor-parallel rank.
   E batch_dp = batch / dp;

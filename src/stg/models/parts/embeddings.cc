@@ -1,5 +1,8 @@
 #include "stg/models/parts/embeddings.h"
 
+#include <map>
+#include <string>
+
 #include "stg/models/parts/dims.h"
 #include "stg/models/parts/layout.h"
 #include "stg/models/parts/megatron_embedding.h"
@@ -100,6 +103,54 @@ void append_megatron_vocabulary(Graph& g, const std::string& first, const std::s
 }
 
 }  // namespace
+
+void append_serving_vocabulary(Graph& g, const std::string& first, const std::string& last,
+                               bool tpsp, const MegatronParts& megatron, bool last_token) {
+  using Kind = graph::Placement::Kind;
+  using namespace typed;
+  const Dims& d = dims();
+  // The output embedding sees one token per sequence.
+  const std::map<std::string, expr::Expr> one_token = {{"Seq", c(1)}};
+  std::string logits;
+  expr::Expr vocab;  // of the rank's logits
+  if (megatron.vocabulary_layers) {
+    g.append(megatron_input_embedding(), "in_emb.", {}, {Kind::kFirst, 0});
+    g.append(megatron_output_layer(tpsp, /*training=*/false), "out_emb.", one_token,
+             {Kind::kLast, 0});
+    if (megatron.tie_embeddings && !megatron.tied_stages_apart) {
+      g.link("in_emb.w", "out_emb.w");
+      graph::Tensor& shared = g.mutable_tensor_keep_result(g.at("out_emb.w"));
+      shared.role = graph::Role::kActivation;  // the input embedding's weight
+      shared.require_grads = false;
+    }
+    logits = "out_emb.logits";
+    vocab = d.vocab_tp;
+  } else {
+    const Graph emb = reference_embedding(tpsp);
+    g.append(emb, "in_emb.", {{"Din", sym("Dvocal")}, {"Dout", sym("Dmodel")}}, {Kind::kFirst, 0});
+    std::map<std::string, expr::Expr> out = one_token;
+    out.insert({{"Din", sym("Dmodel")}, {"Dout", sym("Dvocal")}});
+    g.append(emb, "out_emb.", out, {Kind::kLast, 0});
+    logits = "out_emb.y";
+    vocab = d.vocab;
+  }
+  g.link("in_emb.y", first + "input_norm.x");
+  std::string x = last + "ffn_res.y";
+  if (last_token) {
+    const int i = slice(g, "last_token.y", x, 1, c(1), Layout(tpsp).shape);
+    g.mutable_tensor_keep_result(i).placement = {Kind::kLast, 0};
+    x = "last_token.y";
+  }
+  g.link(x, "out_emb.x");
+  // The token: its logits, one token of each sequence, as the output
+  // embedding sees them.
+  Graph sample;
+  const graph::Shape seen = {d.batch_dp, d.seq_cp, vocab};
+  input(sample, "logits", seen);
+  custom(sample, "y", "logits", expr::product(seen), seen, {d.batch_dp, d.seq_cp, c(1)});
+  g.append(sample, "token.", one_token, {Kind::kLast, 0});
+  g.link(logits, "token.logits");
+}
 
 void append_vocabulary(Graph& g, const std::string& first, const std::string& last, bool tpsp,
                        const MegatronParts& megatron) {

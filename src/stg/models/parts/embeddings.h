@@ -23,4 +23,13 @@ void append_vocabulary(graph::Graph& g, const std::string& first, const std::str
 graph::Graph reference_embedding(bool tpsp);
 graph::Graph reference_loss(const Layout& l);
 
+// The ends of a serving phase (models/inference_decoder.h), forward only:
+// the input embedding of the phase's tokens; after the last block, the
+// output embedding of each sequence's last token (`last_token`: the phase
+// has more than one, a prefill; else its one token) and the token sampled
+// from its logits, "token.y" (one per sequence; an argmax, one operation
+// per logit of the rank).
+void append_serving_vocabulary(graph::Graph& g, const std::string& first, const std::string& last,
+                               bool tpsp, const MegatronParts& megatron, bool last_token);
+
 }  // namespace stg::models

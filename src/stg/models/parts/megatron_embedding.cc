@@ -40,7 +40,7 @@ graph::Graph megatron_input_embedding() {
   return g;
 }
 
-graph::Graph megatron_output_layer(bool tpsp) {
+graph::Graph megatron_output_layer(bool tpsp, bool training) {
   const Shapes s;
   const graph::Shape act = {s.d.batch_dp, tpsp ? s.d.seq_cp_tp : s.d.seq_cp, s.d.hidden};
   graph::Graph g;
@@ -50,6 +50,7 @@ graph::Graph megatron_output_layer(bool tpsp) {
   // in the forward pass and again for the weight gradient.
   identity(g, "x_full", "x", s.full);
   einsum(g, "logits", "x_full", "w", "bsm,vm->bsv", s.full, s.weight);
+  if (!training) return g;
   elementwise(g, "loss", "logits", 5, s.logits);
   const int b = static_cast<int>(g.size());
   elementwise(g, "dlogits", "loss", 5, s.logits);

@@ -15,7 +15,8 @@ graph::Graph megatron_input_embedding();
 
 // Tensors: input "x" and its gradient "dx" in the blocks' activation layout
 // (sequence-sharded over tp with `tpsp`), weight "w" and its gradient "dw";
-// logits and loss over the rank's Dvocal/tp vocabulary columns.
-graph::Graph megatron_output_layer(bool tpsp);
+// logits and loss over the rank's Dvocal/tp vocabulary columns. Without
+// the loss (`training` false, serving): the forward pass up to the logits.
+graph::Graph megatron_output_layer(bool tpsp, bool training = true);
 
 }  // namespace stg::models

@@ -109,14 +109,31 @@ Graph projections(const Layout& l) {
 
 }  // namespace
 
-Graph latent_attention(const Layout& l, const MegatronParts& megatron, const ContextParallel& cp) {
+Graph latent_attention(const Layout& l, const MegatronParts& megatron, const ContextParallel& cp,
+                       const KvCache& kv) {
   const Dims& d = dims();
+  const MlaShapes s;
   Graph g;
   g.append(projections(l), "", {}, {});
+  // Serving: the latent and the rotary key of each token. A decode step's
+  // query is absorbed into the latent (q_nope by W_UK, per head) and its
+  // output out of it (by W_UV): KvLoraRank x (QkNope + VHead) more
+  // multiply-accumulates per query head.
+  const CacheLayout cache{{s.kv_a},
+                          s.kv_a,
+                          d.kv_lora_rank,
+                          d.heads_tp * d.kv_lora_rank * (d.qk_nope_dim + d.v_head_dim)};
+  if (kv.phase == ServingPhase::kDecode) {
+    add_cache_write(g, kv, cache, "kv_latent_rope", "", s.kv_latent_rope, 2);
+    add_decode_attention(g, cache, d.heads_tp, "q", s.v);
+    return g;
+  }
   g.append(cp_attention_kernel({d.qk_nope_dim + d.qk_rope_dim, d.v_head_dim, d.heads_tp, false},
                                megatron, cp),
            "attn_kernel.", {}, {});
   link_kernel(g, "attn_kernel.", {"q", "k", "v"}, {"dq", "dk", "dv"}, megatron);
+  if (kv.phase == ServingPhase::kPrefill)
+    add_cache_write(g, kv, cache, "kv_latent_rope", "", s.kv_latent_rope, 2);
   return g;
 }
 

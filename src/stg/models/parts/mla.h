@@ -14,6 +14,7 @@
 
 #include "stg/graph/graph.h"
 #include "stg/models/parts/context_parallel.h"
+#include "stg/models/parts/kv_cache.h"
 #include "stg/models/parts/layout.h"
 #include "stg/models/parts/megatron_parts.h"
 
@@ -21,8 +22,13 @@ namespace stg::models {
 
 // Tensors: input x and output o in the activation layout, their gradients
 // do and dx; the weights above; the kernel under attn_kernel, crossing the
-// context-parallel axis as `cp` says.
+// context-parallel axis as `cp` says. Serving (`kv`): the KV cache holds
+// each token's key-value latent with its rotary key (KvLoraRank +
+// QkRopeDim, whole on every tp rank), and a decode step attends over it
+// with the up-projections absorbed into the query and the output
+// (DeepSeek-V2 §2.1.2): Q.K^T over the latent and the rotary key, P.V over
+// the latent, per head.
 graph::Graph latent_attention(const Layout& l, const MegatronParts& megatron,
-                              const ContextParallel& cp = {});
+                              const ContextParallel& cp = {}, const KvCache& kv = {});
 
 }  // namespace stg::models

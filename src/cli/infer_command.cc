@@ -1,0 +1,91 @@
+// `stg infer`: the generator's model, plan and output flags with the
+// serving ones; sets Options::serving and runs the generator, which writes
+// the traces of one serving iteration and returns its per-phase figures and
+// memory per rank (report/serving.h), printed before the summary line.
+#include "infer_command.h"
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "command_line.h"
+#include "generate_flags.h"
+#include "generate_parse.h"
+#include "generate_run.h"
+#include "messages.h"
+
+namespace cli {
+namespace {
+
+constexpr const char* kServing = "Serving (stg infer)";
+
+struct ServingFlags {
+  stg::Serving serving;
+  std::string kv_dtype;
+};
+
+void add_serving_flags(CLI::App& app, IntegerFlags& integers, ServingFlags& f) {
+  stg::Serving& s = f.serving;
+  auto group = [&](CLI::Option* option, const std::string& fallback) {
+    option->group(kServing);
+    option->description(option->get_description() + " [default: " + fallback + "]");
+  };
+  group(integers.add(app, "--requests", s.requests, "requests served at once (the batch)",
+                     stg::kMaxRanks, "an integer >= 1"),
+        "64");
+  group(integers.add(app, "--prompt_len", s.prompt_len, "prompt tokens per request (the prefill)",
+                     stg::kMaxRanks, "an integer >= 1"),
+        "2048");
+  group(integers.add(app, "--decode_steps", s.decode_steps,
+                     "decode steps of one token per request after the prefill (0: the prefill "
+                     "only)",
+                     stg::kMaxRanks, "an integer >= 0"),
+        "128");
+  group(app.add_option("--kv_dtype", f.kv_dtype, "element type of the KV cache: bf16 or fp8"),
+        "bf16");
+  group(app.add_option("--hbm_gb", s.hbm_gb,
+                       "GB of memory per GPU: a plan needing more per rank is refused")
+            ->check(kPositive),
+        "80");
+  group(app.add_option("--peak_tflops", s.peak_tflops,
+                       "the per-phase roofline's peak, as stg validate's")
+            ->check(kPositive),
+        "989");
+  group(app.add_option("--mem_bw_gbps", s.mem_bw_gbps,
+                       "the per-phase roofline's memory bandwidth, as stg validate's")
+            ->check(kPositive),
+        "3350");
+}
+
+}  // namespace
+
+int infer_main(int argc, char** argv) {
+  CLI::App app{
+      "stg infer: one serving iteration of a decoder model as Chakra execution traces: the "
+      "prefill of --requests prompts of --prompt_len tokens, then --decode_steps steps of one "
+      "token per request with a KV cache (docs/inference.md). Sizes are FLOPs and bytes unless "
+      "--units stg.",
+      "stg infer"};
+  GenerateFlags flags;
+  add_generate_flags(app, flags);
+  ServingFlags serving;
+  add_serving_flags(app, flags.integers, serving);
+  if (const auto status = parse_generate_command(app, flags.integers, argc, argv)) return *status;
+  // A preset's training batch and sequence give way to the serving figures;
+  // given on the command line, they are a mistake.
+  if (app.count("--batch") > 0)
+    return fail("--batch is the training batch: stg infer serves --requests R");
+  if (app.count("--seq") > 0)
+    return fail("--seq is the training sequence: stg infer's prompts are --prompt_len P tokens");
+  if (!serving.kv_dtype.empty()) {
+    if (serving.kv_dtype == "bf16")
+      serving.serving.kv_dtype = stg::DType::kBf16;
+    else if (serving.kv_dtype == "fp8")
+      serving.serving.kv_dtype = stg::DType::kFp8;
+    else
+      return fail("--kv_dtype '" + serving.kv_dtype + "' is not valid: use bf16 or fp8");
+  }
+  flags.options.serving = serving.serving;
+  return run_generate_command(flags);
+}
+
+}  // namespace cli

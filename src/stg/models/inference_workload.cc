@@ -1,0 +1,115 @@
+// `stg infer`'s workload (docs/inference.md): a decoder family's model and
+// parallel plan serving Options::serving's requests. The decoder's flags are
+// checked and bound as for training (models/decoder_workload.cc) with the
+// requests as its batch and a prompt as its sequence; the graph is a serving
+// iteration's (models/inference_decoder.h) and the workload forward-only
+// (workloads/forward_only.h), its decode steps written from one.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stg/models/families/registry.h"
+#include "stg/models/flag_binding.h"
+#include "stg/models/inference_decoder.h"
+#include "stg/workloads/forward_only.h"
+
+namespace stg::models {
+
+namespace {
+
+// Decode steps: each is written from one (lower/flat_stage.h), so the
+// bound is the trace's, not memory's (a 32-bit comm_tag per step).
+constexpr int64_t kMaxDecodeSteps = 1000000;
+
+// Training flags, refused by name: a serving iteration has no backward pass,
+// optimizer or pipeline schedule of its own. (--batch and --seq, which a
+// preset may set, are replaced by the requests and the prompt length; the
+// command line refuses them when given.)
+void refuse_training_flags(const Options& o) {
+  require(!o.weight_sharded && o.zero_stage.value_or(0) == 0,
+          "--weight_sharded and --zero_stage shard training state: drop them for stg infer");
+  require(!o.activation_recompute,
+          "--activation_recompute recomputes for a backward pass: drop it for stg infer");
+  require(o.pipeline_schedule == lower::Schedule::kNone && o.virtual_stages == 1,
+          "--pipeline_schedule orders training's forward and backward passes: drop it, stg infer "
+          "runs the prefill and each decode step in turn, micro-batch after micro-batch");
+  require(!o.mixed_precision,
+          "--mixed_precision is the reference's training memory accounting: "
+          "drop it for stg infer (--dtype sets the element size)");
+  require(!o.print_gpu_vram,
+          "--print_gpu_vram is the training memory report: drop it, stg infer "
+          "prints its own (weights, KV cache, activations per rank)");
+  require(o.module_csv.empty(),
+          "--module_csv is a training graph: stg infer needs a decoder "
+          "model (--model_type gpt, llama, moe, ... or --model NAME)");
+  require(o.degree["sp"] == 1,
+          "--cp " + num(o.degree["sp"]) +
+              ": context parallelism is not part of stg infer yet: drop --cp (or --sp)");
+}
+
+void check_serving(const Serving& s) {
+  require(s.requests >= 1, "--requests " + num(s.requests) + " is not valid: use >= 1");
+  require(s.prompt_len >= 1, "--prompt_len " + num(s.prompt_len) + " is not valid: use >= 1");
+  require(s.decode_steps >= 0 && s.decode_steps <= kMaxDecodeSteps,
+          "--decode_steps " + num(s.decode_steps) + " is not valid: use 0 (the prefill only) to " +
+              num(kMaxDecodeSteps));
+}
+
+// Requests per micro-batch: --micro_batch, else the requests split over the
+// pipeline stages when they divide (so that the stages overlap), else all.
+int64_t requests_per_micro_batch(const Options& o, const Serving& s) {
+  const int64_t dp = o.degree["dp"], pp = o.degree.stages();
+  if (o.micro_batch && *o.micro_batch != -1) {
+    const int64_t micro = *o.micro_batch;
+    require(micro >= 1 && s.requests % micro == 0,
+            "--requests " + num(s.requests) + " is not divisible by --micro_batch " + num(micro) +
+                ": choose requests per micro-batch that divide the requests");
+    require(micro % dp == 0, "--micro_batch " + num(micro) + " is not divisible by --dp " +
+                                 num(dp) + ": each replica serves a whole share of a micro-batch");
+    return micro;
+  }
+  if (pp > 1 && s.requests % pp == 0 && (s.requests / pp) % dp == 0) return s.requests / pp;
+  require(s.requests % dp == 0, "--requests " + num(s.requests) + " is not divisible by --dp " +
+                                    num(dp) + ": each replica serves a whole share");
+  return s.requests;
+}
+
+}  // namespace
+
+Workload inference_workload(const Options& o, const frameworks::Framework& f) {
+  const Serving& s = *o.serving;
+  refuse_training_flags(o);
+  check_serving(s);
+  const Family& family = family_of(o);
+  require(family.decoder != nullptr,
+          "stg infer needs a decoder model: give --model_type (gpt, llama, moe, ...) or --model "
+          "NAME (stg models lists them)");
+  // The decoder's flags with the serving figures in their place; MoE
+  // blocks need their activations split over tp (--tpsp 1), dense ones
+  // default to tp's all-reduces.
+  Options d = o;
+  d.batch = s.requests;
+  d.seq = s.prompt_len;
+  d.micro_batch = requests_per_micro_batch(o, s);
+  const int64_t stacks = o.num_stacks.value_or(80);  // as decoder_workload reads it
+  require(stacks >= 1, "--num_stacks " + num(stacks) + " is not valid: use >= 1");
+  const bool moe = family.decoder(o, static_cast<int>(stacks)).any(BlockKind::kMoe);
+  d.tpsp = o.tpsp.value_or(moe);
+  ServingPlan plan;
+  plan.decode_steps = static_cast<int>(s.decode_steps);
+  plan.kv_element_bytes = static_cast<int>(dtype_bytes(s.kv_dtype));
+  Workload w = decoder_workload(
+      d, f, family, [&](const DecoderConfig& c) { return build_inference_decoder(c, plan); });
+  // Decode step 0 attends over the prompt and its own token; the cache
+  // holds the prompt and every step's token.
+  w.values.by_symbol["Ctx"] = s.prompt_len + 1;
+  w.values.by_symbol["CacheTokens"] = s.prompt_len + s.decode_steps;
+  std::vector<lower::Step> phases = {{graph::Phase::kPrefill, 0, 0, 0}};
+  if (s.decode_steps > 0) phases.push_back({graph::Phase::kDecode, 0, 0, 0});
+  w.own_kind = std::make_shared<workloads::ForwardOnly>(
+      std::move(phases), static_cast<int>(std::max<int64_t>(1, s.decode_steps)), "Ctx");
+  w.kind = w.own_kind.get();
+  return w;
+}
+
+}  // namespace stg::models
