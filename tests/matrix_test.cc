@@ -85,6 +85,12 @@ struct Config {
   bool causal = false;                // --causal_saving 1 (megatron)
   // --mtp_depth (multi-token prediction modules; 0: not given).
   int mtp_depth = 0;
+  // stg infer (docs/inference.md): decode steps after the prefill (-1: a
+  // training step); the batch is the requests, the sequence the prompt.
+  int decode_steps = -1;
+  bool kv_fp8 = false;  // --kv_dtype fp8
+
+  bool serving() const { return decode_steps >= 0; }
 
   // Dimensions, derived from the above by finalize().
   int64_t batch = 0, micro = 0, seq = 0, dmodel = 0, dff = 0, head = 0, kvhead = 0, dvocal = 0,
@@ -163,6 +169,7 @@ std::vector<std::string> Config::args() const {
     a.push_back(value);
   };
   auto num = [](int64_t v) { return std::to_string(v); };
+  if (serving()) a.push_back("infer");
   if (model == "csv") {
     add("--module_csv", std::string(STG_TEST_DATA) + "/csv/" + csv);
   } else if (small_deepseek()) {
@@ -206,9 +213,11 @@ std::vector<std::string> Config::args() const {
     if (model != "csv") add("--num_stacks", num(stacks));
     add("--dmodel", num(dmodel));
     add("--dff", num(dff));
-    add("--seq", num(seq));
+    add(serving() ? "--prompt_len" : "--seq", num(seq));
     add("--head", num(head));
-    add("--batch", num(batch));
+    add(serving() ? "--requests" : "--batch", num(batch));
+    if (serving()) add("--decode_steps", num(decode_steps));
+    if (kv_fp8) add("--kv_dtype", "fp8");
     if (model == "transformer") {
       add("--din", num(dvocal));
       add("--dout", num(dvocal));
@@ -242,7 +251,7 @@ std::vector<std::string> Config::args() const {
   if (causal) add("--causal_saving", "1");
   if (schedule != "none") add("--pipeline_schedule", schedule);
   if (vstages != 1) add("--virtual_stages", num(vstages));
-  if (units != "stg") add("--units", units);
+  if (units != "stg" || serving()) add("--units", units);
   if (dtype != "bf16") add("--dtype", dtype);
   add("--chakra_schema_version", schema);
   return a;
@@ -294,9 +303,18 @@ Options Config::options(const std::string& dir) const {
     if (model != "csv") o.num_stacks = stacks;
     o.dmodel = dmodel;
     o.dff = dff;
-    o.seq = seq;
     o.head = head;
-    o.batch = batch;
+    if (serving()) {
+      Serving s;
+      s.requests = batch;
+      s.prompt_len = seq;
+      s.decode_steps = decode_steps;
+      if (kv_fp8) s.kv_dtype = DType::kFp8;
+      o.serving = s;
+    } else {
+      o.seq = seq;
+      o.batch = batch;
+    }
     if (model == "transformer") {
       o.din = dvocal;
       o.dout = dvocal;
@@ -331,7 +349,7 @@ Options Config::options(const std::string& dir) const {
   o.cp_algo = parse_cp_algo(cp_algo);
   if (causal) o.causal_saving = true;
   // Megatron without --units: the framework's default, as on the command line.
-  if (!megatron || units != "stg") o.units = parse_units(units);
+  if (!megatron || units != "stg" || serving()) o.units = parse_units(units);
   o.dtype = parse_dtype(dtype);
   return o;
 }
@@ -375,6 +393,8 @@ std::string Config::name() const {
   if (mtp_depth) part("mtp" + std::to_string(mtp_depth));
   if (pp_balance_cost) part("ppcost");
   if (sim) part("sim");
+  if (serving()) part("infer" + std::to_string(decode_steps));
+  if (kv_fp8) part("kvfp8");
   if (binary) part("bin");
   for (char& c : n)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
@@ -909,6 +929,40 @@ std::vector<Config> build_matrix() {
         push(c);
       }
 
+  // O. Serving (stg infer): prefill and decode steps written from one,
+  // against every step built in the graph; tp, pp (micro-batches), dp, ep,
+  // both frameworks, fp8 caches, every schema, lean traces.
+  auto serve = [&](const std::string& model, int64_t dp, int64_t tp, int64_t pp, int64_t ep,
+                   int steps, int micro_batches, auto tweak) {
+    Config c;
+    c.model = model;
+    c.dp = dp;
+    c.tp = tp;
+    c.pp = pp;
+    c.ep = ep;
+    c.decode_steps = steps;
+    c.micro_batches = micro_batches;
+    c.units = "physical";
+    tweak(c);
+    push(c);
+  };
+  const auto none = [](Config&) {};
+  serve("gpt", 1, 2, 1, 1, 3, 1, none);
+  serve("llama", 2, 2, 2, 1, 2, 2, none);
+  serve("llama", 1, 1, 4, 1, 2, 4, [](Config& c) { c.schema = "json"; });
+  serve("moe", 1, 2, 1, 2, 2, 1, none);
+  serve("moe", 2, 1, 2, 2, 1, 2, [](Config& c) { c.megatron = true; });
+  serve("gpt", 1, 2, 2, 1, 2, 2, [](Config& c) { c.megatron = true; });
+  serve("llama", 1, 2, 1, 1, 0, 1, [](Config& c) { c.schema = "v0.0.1"; });
+  serve("llama", 2, 1, 1, 1, 3, 1, [](Config& c) {
+    c.kv_fp8 = true;
+    c.sim = true;
+  });
+  serve("llama", 1, 2, 2, 1, 2, 2, [](Config& c) {
+    c.kv_fp8 = true;
+    c.binary = true;
+  });
+
   // K. A few through the executable (compared with the in-process bytes).
   std::vector<Config> binary;
   for (size_t k = 0; k < out.size(); k += out.size() / 10) binary.push_back(out[k]);
@@ -1145,6 +1199,9 @@ class Summary : public ::testing::Test {
     EXPECT_EQ(seen["mtp"], (std::set<std::string>{"reference", "megatron"}));
     EXPECT_EQ(seen["hf"].size(), 5u);
     EXPECT_GE(binary, 5);
+    int serving = 0;
+    for (const Config& c : m) serving += c.serving();
+    EXPECT_GE(serving, 9);
     std::printf("matrix: %zu distinct configurations (%d through the stg binary)\n", m.size(),
                 binary);
   }

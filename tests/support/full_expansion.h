@@ -3,7 +3,9 @@
 // micro-batch lowered, the schedule and node order applied by the tests' own
 // code, support/stage_schedule.h) and written with the libprotobuf writers
 // (emit/trace_writer.h). generate() lowers one micro-batch per stage and
-// derives the rest (lower/flat_stage.h); its files must equal these.
+// derives the rest (lower/flat_stage.h); its files must equal these. A
+// serving run (stg infer) is built with every decode step in the graph, each
+// of its own context length, where generate() writes them from one.
 #pragma once
 
 #include <map>
@@ -18,6 +20,7 @@
 #include "stg/mesh/rank_layout.h"
 #include "stg/models/registry.h"
 #include "stg/report/stage_figures.h"
+#include "stg/workloads/workload_kind.h"
 
 namespace stg_test {
 
@@ -29,12 +32,19 @@ struct FullExpansion {
 inline FullExpansion full_expansion(const stg::Options& o) {
   using namespace stg;
   models::Workload w = models::build_workload(o);
+  if (o.serving) {
+    const frameworks::Framework& f = *w.framework;
+    w = models::inference_workload(o, f, /*steps_from_one=*/false);
+    w.framework = &f;
+  }
   const lower::LowerOptions lo = lower_options(o, w);
+  const std::vector<lower::Step> phases = w.kind->schedule(lo).phases;
   graph::Graph g = std::move(w.model.graph);
   passes::Analyses analyses(w.mesh, w.values);
   build_pipeline(o, w, /*flat=*/false).run(g, analyses);
   std::vector<StageGraph> stages = lower_stages(g, w, lo, 1);
-  for (StageGraph& stage : stages) schedule_and_order(stage, lo, static_cast<int>(w.mesh.stages()));
+  for (StageGraph& stage : stages)
+    schedule_and_order(stage, lo, static_cast<int>(w.mesh.stages()), phases);
   const mesh::RankLayout layout(w.mesh);
   const OutputPlan out = resolve_outputs(o);
   FullExpansion result;

@@ -34,13 +34,20 @@ inline std::vector<int> step_of_nodes(const stg::StageGraph& s,
 
 // ctrl_deps from the last compute nodes of each step (no later compute node
 // of the step after them) to the first compute nodes of the next step that
-// has work on this stage.
-inline void add_schedule_ctrl_deps(stg::StageGraph& s, const stg::lower::LowerOptions& o, int pp) {
+// has work on this stage. The steps: the pipeline schedule's, or a
+// workload's phases, each for every micro-batch.
+inline void add_schedule_ctrl_deps(stg::StageGraph& s, const stg::lower::LowerOptions& o, int pp,
+                                   const std::vector<stg::lower::Step>& phases = {}) {
   using stg::lower::Schedule;
-  if (o.schedule == Schedule::kNone) return;
-  // Steps by the graph's micro-batch replicas (DualPipe: two micro-batches each).
-  const std::vector<stg::lower::Step> steps =
-      stg::lower::replica_steps(o.schedule, s.stage, pp, o.micro_batches, o.chunks);
+  if (o.schedule == Schedule::kNone && phases.empty()) return;
+  std::vector<stg::lower::Step> steps;
+  for (const stg::lower::Step& phase : phases)
+    for (int mb = 0; mb < o.micro_batches; ++mb) {
+      steps.push_back(phase);
+      steps.back().micro_batch = mb;
+    }
+  if (phases.empty())
+    steps = stg::lower::replica_steps(o.schedule, s.stage, pp, o.micro_batches, o.chunks);
   const std::vector<int> step_of =
       step_of_nodes(s, steps, stg::lower::separates_weight_gradients(o.schedule));
   const int n = static_cast<int>(s.nodes.size());
@@ -97,8 +104,9 @@ inline void renumber_in_issue_order(stg::StageGraph& s) {
 
 // A stage lowered in reference order, with the run's schedule (over `pp`
 // stages) and order.
-inline void schedule_and_order(stg::StageGraph& s, const stg::lower::LowerOptions& o, int pp) {
-  add_schedule_ctrl_deps(s, o, pp);
+inline void schedule_and_order(stg::StageGraph& s, const stg::lower::LowerOptions& o, int pp,
+                               const std::vector<stg::lower::Step>& phases = {}) {
+  add_schedule_ctrl_deps(s, o, pp, phases);
   if (o.order == stg::lower::NodeOrder::kIssue) renumber_in_issue_order(s);
 }
 

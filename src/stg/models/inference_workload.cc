@@ -4,6 +4,7 @@
 // requests as its batch and a prompt as its sequence; the graph is a serving
 // iteration's (models/inference_decoder.h) and the workload forward-only
 // (workloads/forward_only.h), its decode steps written from one.
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -76,7 +77,7 @@ int64_t requests_per_micro_batch(const Options& o, const Serving& s) {
 
 }  // namespace
 
-Workload inference_workload(const Options& o, const frameworks::Framework& f) {
+Workload inference_workload(const Options& o, const frameworks::Framework& f, bool steps_from_one) {
   const Serving& s = *o.serving;
   refuse_training_flags(o);
   check_serving(s);
@@ -97,6 +98,8 @@ Workload inference_workload(const Options& o, const frameworks::Framework& f) {
   d.tpsp = o.tpsp.value_or(moe);
   ServingPlan plan;
   plan.decode_steps = static_cast<int>(s.decode_steps);
+  plan.steps_from_one = steps_from_one;
+  plan.first_context = s.prompt_len + 1;
   plan.kv_element_bytes = static_cast<int>(dtype_bytes(s.kv_dtype));
   Workload w = decoder_workload(
       d, f, family, [&](const DecoderConfig& c) { return build_inference_decoder(c, plan); });
@@ -105,9 +108,11 @@ Workload inference_workload(const Options& o, const frameworks::Framework& f) {
   w.values.by_symbol["Ctx"] = s.prompt_len + 1;
   w.values.by_symbol["CacheTokens"] = s.prompt_len + s.decode_steps;
   std::vector<lower::Step> phases = {{graph::Phase::kPrefill, 0, 0, 0}};
-  if (s.decode_steps > 0) phases.push_back({graph::Phase::kDecode, 0, 0, 0});
-  w.own_kind = std::make_shared<workloads::ForwardOnly>(
-      std::move(phases), static_cast<int>(std::max<int64_t>(1, s.decode_steps)), "Ctx");
+  const int64_t built = steps_from_one ? std::min<int64_t>(1, s.decode_steps) : s.decode_steps;
+  for (int step = 0; step < built; ++step) phases.push_back({graph::Phase::kDecode, step, 0, 0});
+  const int64_t from_one = steps_from_one ? std::max<int64_t>(1, s.decode_steps) : 1;
+  w.own_kind = std::make_shared<workloads::ForwardOnly>(std::move(phases),
+                                                        static_cast<int>(from_one), "Ctx");
   w.kind = w.own_kind.get();
   return w;
 }

@@ -76,8 +76,11 @@ using DecoderBuilder = std::function<Model(const DecoderConfig&)>;
 Workload decoder_workload(const Options& o, const frameworks::Framework& f, const Family& family,
                           const DecoderBuilder& build);
 // `stg infer` (Options::serving): a decoder family's serving iteration
-// (models/inference_workload.cc, docs/inference.md).
-Workload inference_workload(const Options& o, const frameworks::Framework& f);
+// (models/inference_workload.cc, docs/inference.md), its decode steps
+// written from one (lower/flat_stage.h), or each built in the graph
+// (`steps_from_one` false: the tests' full expansion).
+Workload inference_workload(const Options& o, const frameworks::Framework& f,
+                            bool steps_from_one = true);
 Workload csv_workload(const Options& o, const frameworks::Framework& f);  // --module_csv
 
 }  // namespace stg::models

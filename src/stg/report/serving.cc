@@ -51,8 +51,11 @@ std::string memory_line(const ServingMemory& m) {
          " bytes: " + fixed(static_cast<double>(m.total()) / 1e9, 2) + " GB";
 }
 
+// A flag's value as given: 80, 0.5.
 std::string gb(double v) {
-  return fixed(v, v == static_cast<double>(static_cast<int64_t>(v)) ? 0 : 1);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
 }
 
 }  // namespace
