@@ -14,6 +14,8 @@ void add(PhaseFigures& p, const LoweredNode& n, int64_t copies, int64_t step) {
     case NodeKind::kComp:
       p.flops += copies * n.num_ops_at(step);
       p.bytes += copies * static_cast<int64_t>(n.tensor_size_at(step));
+      p.bytes_read +=
+          copies * (static_cast<int64_t>(n.tensor_size_at(step)) - n.y_tensor_size_at(step));
       p.weight_bytes += copies * static_cast<int64_t>(n.weight_bytes_read);
       p.kv_bytes += copies * static_cast<int64_t>(n.state_bytes_read_at(step));
       break;
@@ -82,6 +84,8 @@ std::vector<PhaseFigures> phase_figures(const lower::FlatStage& stage) {
       case NodeKind::kComp:
         all.flops += sum(n.num_ops, n.growth.num_ops);
         all.bytes += sum(static_cast<int64_t>(n.tensor_size), n.growth.tensor_size);
+        all.bytes_read += sum(static_cast<int64_t>(n.tensor_size) - n.y_tensor_size,
+                              n.growth.tensor_size - n.growth.y_tensor_size);
         all.weight_bytes += sum(static_cast<int64_t>(n.weight_bytes_read), 0);
         all.kv_bytes += sum(static_cast<int64_t>(n.state_bytes_read), n.growth.state_bytes_read);
         break;
@@ -166,14 +170,14 @@ std::string format_serving(const ServingFigures& f) {
   for (const StageServing& s : f.stages) {
     out += "stage " + std::to_string(s.stage) + " (ranks " + std::to_string(s.first_rank) + "-" +
            std::to_string(s.last_rank) + "):\n";
-    out += row({"phase", "FLOPs", "bytes moved", "weights read", "KV read", "comm bytes",
+    out += row({"phase", "FLOPs", "bytes read", "weights read", "KV read", "comm bytes",
                 "compute ms", "memory ms", "roofline ms"});
     for (const PhaseFigures& p : s.phases) {
       const double c = compute_seconds(p, f.roofline) * 1e3,
                    m = memory_seconds(p, f.roofline) * 1e3;
-      out += row({p.phase, with_commas(p.flops), with_commas(p.bytes), with_commas(p.weight_bytes),
-                  with_commas(p.kv_bytes), with_commas(p.comm_bytes), fixed(c, 3), fixed(m, 3),
-                  fixed(std::max(c, m), 3)});
+      out += row({p.phase, with_commas(p.flops), with_commas(p.bytes_read),
+                  with_commas(p.weight_bytes), with_commas(p.kv_bytes), with_commas(p.comm_bytes),
+                  fixed(c, 3), fixed(m, 3), fixed(std::max(c, m), 3)});
     }
     out += "  memory per rank: " + memory_line(s.memory) + " of --hbm_gb " + gb(f.hbm_gb) + "\n";
   }

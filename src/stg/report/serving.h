@@ -2,9 +2,10 @@
 // of each pipeline stage, for checking a serving trace against one's own
 // arithmetic. Per phase (the prefill; the first and the last decode step;
 // all decode steps): its FLOPs, the bytes its compute nodes move (their
-// tensor_size, which a roofline divides by memory bandwidth) and, of those,
-// the weights and the KV cache they read, the bytes its communication
-// carries, and its roofline time: FLOPs / peak against bytes / bandwidth
+// tensor_size, which a roofline divides by memory bandwidth), read and, of
+// those, the weights and the KV cache they read, the bytes its
+// communication carries, and its roofline time: FLOPs / peak against bytes
+// moved / bandwidth
 // (the figures of `stg validate`, tools/roofline.h). The memory of a rank:
 // its weights, its KV caches at their full length, and activations: the
 // largest working set of one op of the prefill (the phase of the most
@@ -26,8 +27,9 @@ namespace stg::report {
 struct PhaseFigures {
   std::string phase;  // "prefill", "decode 0", ..., "decode, 128 steps"
   int64_t flops = 0;
-  int64_t bytes = 0;         // moved by compute nodes (tensor_size)
-  int64_t weight_bytes = 0;  // of them, read from weights
+  int64_t bytes = 0;         // moved by compute nodes (tensor_size: read and written)
+  int64_t bytes_read = 0;    // of them, read
+  int64_t weight_bytes = 0;  // of those, read from weights
   int64_t kv_bytes = 0;      // and read from KV caches
   int64_t comm_bytes = 0;    // collectives and sends
   bool operator==(const PhaseFigures&) const = default;
