@@ -254,6 +254,8 @@ TEST(PlansCli, BadInputIsOneLineExitTwo) {
       {{"plans", "--model", "llama3-8b", "--gpus", "8", "--pipeline_schedule", "gpipe"},
        "stg plans: error: --pipeline_schedule is chosen by stg plans"},
       {{"plans", "--model", "llama3-9b", "--gpus", "8"}, "stg plans: error: --model 'llama3-9b'"},
+      {{"plans", "--model", "llama3-8b", "--gpus", "8", "--pp_balance", "cost"},
+       "stg plans: error: --pp_balance cost is not evaluated by stg plans"},
   };
   for (const auto& [args, start] : cases) {
     const stg_test::RunResult r = stg_test::run_stg(args, tmp.path());

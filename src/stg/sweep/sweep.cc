@@ -289,6 +289,11 @@ SweepResult sweep(const Options& base, const SweepOptions& options) {
   if (options.gpus < 1 || options.gpus > kMaxRanks)
     throw UsageError("--gpus " + std::to_string(options.gpus) +
                      " is not valid: use an integer from 1 to " + std::to_string(kMaxRanks));
+  // The sweep places blocks on stages by count (passes::stage_of_block).
+  if (base.pp_balance_cost)
+    throw UsageError(
+        "--pp_balance cost is not evaluated by stg plans (it splits stages by block count): "
+        "drop it, and give the plan you pick to stg with --pp_balance cost");
   const int64_t stacks = base.num_stacks.value_or(80);
   if (stacks < 1 || stacks > kMaxStacks)
     throw UsageError("--num_stacks " + std::to_string(stacks) + " is not valid: use 1 to " +
