@@ -237,6 +237,24 @@ TEST_P(DecodeFormulas, PrefillIsTheForwardWithLastTokenLogits) {
   EXPECT_EQ(phase(run.summary, "prefill").kv_bytes, 0);
 }
 
+// Without the prefill the decode steps are the same: the caches hold the
+// prompts already.
+TEST(Infer, DecodeStepsWithoutPrefill) {
+  Config c;
+  c.tp = 2;
+  stg_test::TempDir tmp({.prefix = "stg_infer"});
+  Options o = options_of(c, (tmp.path() / "out").string());
+  o.serving->prefill = false;
+  const RunSummary s = generate(o);
+  const std::vector<report::PhaseFigures>& phases = s.serving->stages.at(0).phases;
+  ASSERT_EQ(phases.size(), 3u);  // decode 0, decode D-1, all decode steps
+  EXPECT_EQ(phases[0].phase, "decode 0");
+  const PhaseSums d = phase_sums(read_rank(o.output_dir + "/workload.0.et"), "decode0.");
+  EXPECT_EQ(d.matmul_flops, 2 * c.params() * c.T());
+  EXPECT_EQ(phases[0].kv_bytes, c.kv_read(c.context(0)));
+  EXPECT_EQ(s.serving->stages.at(0).memory.kv_cache, c.kv_read(c.P + c.D));
+}
+
 // Memory per rank: the weights, the caches of P + D tokens.
 TEST_P(DecodeFormulas, MemoryPerRank) {
   const Config c = GetParam();
@@ -356,6 +374,11 @@ std::vector<Plan> plans() {
   add("llama_one_step_json", small("llama"), [](Options& o) {
     o.serving->decode_steps = 1;
     o.schema = emit::Schema::kJson;
+  });
+  add("llama_tp2_pp2_decode_only", small("llama"), [](Options& o) {
+    o.degree["tp"] = 2;
+    o.degree["pp"] = 2;
+    o.serving->prefill = false;
   });
   return p;
 }

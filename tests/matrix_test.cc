@@ -89,6 +89,7 @@ struct Config {
   // training step); the batch is the requests, the sequence the prompt.
   int decode_steps = -1;
   bool kv_fp8 = false;  // --kv_dtype fp8
+  bool prefill = true;  // --prefill 0: decode steps only
 
   bool serving() const { return decode_steps >= 0; }
 
@@ -218,6 +219,7 @@ std::vector<std::string> Config::args() const {
     add(serving() ? "--requests" : "--batch", num(batch));
     if (serving()) add("--decode_steps", num(decode_steps));
     if (kv_fp8) add("--kv_dtype", "fp8");
+    if (!prefill) add("--prefill", "0");
     if (model == "transformer") {
       add("--din", num(dvocal));
       add("--dout", num(dvocal));
@@ -310,6 +312,7 @@ Options Config::options(const std::string& dir) const {
       s.prompt_len = seq;
       s.decode_steps = decode_steps;
       if (kv_fp8) s.kv_dtype = DType::kFp8;
+      s.prefill = prefill;
       o.serving = s;
     } else {
       o.seq = seq;
@@ -395,6 +398,7 @@ std::string Config::name() const {
   if (sim) part("sim");
   if (serving()) part("infer" + std::to_string(decode_steps));
   if (kv_fp8) part("kvfp8");
+  if (!prefill) part("noprefill");
   if (binary) part("bin");
   for (char& c : n)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
@@ -962,6 +966,7 @@ std::vector<Config> build_matrix() {
     c.kv_fp8 = true;
     c.binary = true;
   });
+  serve("moe", 1, 1, 2, 2, 3, 2, [](Config& c) { c.prefill = false; });
 
   // K. A few through the executable (compared with the in-process bytes).
   std::vector<Config> binary;
@@ -1201,7 +1206,7 @@ class Summary : public ::testing::Test {
     EXPECT_GE(binary, 5);
     int serving = 0;
     for (const Config& c : m) serving += c.serving();
-    EXPECT_GE(serving, 9);
+    EXPECT_GE(serving, 10);
     std::printf("matrix: %zu distinct configurations (%d through the stg binary)\n", m.size(),
                 binary);
   }

@@ -21,13 +21,16 @@ std::string lowercase(std::string text) {
   return text;
 }
 
-// 0/1/true/false/yes/no (and t/f/y/n), any case.
+}  // namespace
+
 bool parse_bool(const std::string& flag, const std::string& value) {
   const std::string text = lowercase(value);
   if (text == "1" || text == "true" || text == "t" || text == "yes" || text == "y") return true;
   if (text == "0" || text == "false" || text == "f" || text == "no" || text == "n") return false;
   throw stg::UsageError(flag + " '" + text + "' is not a boolean: use 0/1, true/false or yes/no");
 }
+
+namespace {
 
 // The flags of one word (a switch or a choice); an empty one keeps the default.
 void apply_words(const GenerateFlags& f, stg::Options& o) {

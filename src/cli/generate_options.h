@@ -14,4 +14,8 @@ namespace cli {
 // --hf_config leaves for the user.
 std::vector<std::string> apply_text_flags(GenerateFlags& flags);
 
+// A boolean flag's text: 0/1, true/false, yes/no (and t/f, y/n), in any
+// case; stg::UsageError naming `flag` otherwise.
+bool parse_bool(const std::string& flag, const std::string& value);
+
 }  // namespace cli

@@ -9,6 +9,7 @@
 
 #include "command_line.h"
 #include "generate_flags.h"
+#include "generate_options.h"
 #include "generate_parse.h"
 #include "generate_run.h"
 #include "messages.h"
@@ -20,7 +21,7 @@ constexpr const char* kServing = "Serving (stg infer)";
 
 struct ServingFlags {
   stg::Serving serving;
-  std::string kv_dtype;
+  std::string kv_dtype, prefill;
 };
 
 void add_serving_flags(CLI::App& app, IntegerFlags& integers, ServingFlags& f) {
@@ -35,6 +36,10 @@ void add_serving_flags(CLI::App& app, IntegerFlags& integers, ServingFlags& f) {
   group(integers.add(app, "--prompt_len", s.prompt_len, "prompt tokens per request (the prefill)",
                      stg::kMaxRanks, "an integer >= 1"),
         "2048");
+  group(app.add_option("--prefill", f.prefill,
+                       "0: no prefill, the decode steps start from KV caches that hold the "
+                       "prompts (0/1)"),
+        "1");
   group(integers.add(app, "--decode_steps", s.decode_steps,
                      "decode steps of one token per request after the prefill (0: the prefill "
                      "only)",
@@ -75,6 +80,13 @@ int infer_main(int argc, char** argv) {
       serving.serving.kv_dtype = stg::DType::kFp8;
     else
       return fail("--kv_dtype '" + serving.kv_dtype + "' is not valid: use bf16 or fp8");
+  }
+  if (!serving.prefill.empty()) {
+    try {
+      serving.serving.prefill = parse_bool("--prefill", serving.prefill);
+    } catch (const stg::UsageError& e) {
+      return fail(e.what());
+    }
   }
   // --peak_tflops and --mem_bw_gbps are the generator's (--print_makespan's
   // hardware); here they also set the per-phase roofline, so they need no

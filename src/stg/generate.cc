@@ -446,6 +446,7 @@ report::ServingFigures serving_figures(const Options& o, const models::Workload&
                                        const LoweredRun& run, const mesh::RankLayout& layout) {
   const Serving& s = *o.serving;
   report::ServingFigures f;
+  f.prefill = s.prefill;
   f.requests = s.requests;
   f.prompt_len = s.prompt_len;
   f.decode_steps = s.decode_steps;
@@ -463,7 +464,7 @@ report::ServingFigures serving_figures(const Options& o, const models::Workload&
     }
     if (!run.stages[st]) continue;
     f.stages.push_back({st, st * per_stage, (st + 1) * per_stage - 1,
-                        report::phase_figures(*run.stages[st]), memory});
+                        report::phase_figures(*run.stages[st], s.prefill), memory});
   }
   return f;
 }

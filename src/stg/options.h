@@ -59,9 +59,12 @@ inline constexpr int64_t kMaxStacks = 10000;      // blocks: 10,000 take ~1 GB a
 
 // `stg infer` (docs/inference.md): one serving iteration of the model instead
 // of a training step: the prefill of `requests` prompts of `prompt_len`
-// tokens, then `decode_steps` steps of one token per request with a KV cache
-// of kv_dtype; the plan must fit `hbm_gb` per rank.
+// tokens and/or `decode_steps` steps of one token per request with a KV
+// cache of kv_dtype; the plan must fit `hbm_gb` per rank.
 struct Serving {
+  // Without the prefill (`prefill` false) the decode steps start from
+  // caches that hold the prompts already.
+  bool prefill = true;
   int64_t requests = 64;
   int64_t prompt_len = 2048;
   int64_t decode_steps = 128;

@@ -70,6 +70,21 @@ std::vector<int> append_phase(Graph& g, const Graph& module, const std::string& 
   return index;
 }
 
+// The prompts' last tokens (one per request: a copy), where decode steps
+// sample theirs: what the first decode step embeds without a prefill. As
+// the steps' tokens are (one token per sequence: Seq is 1 when appended).
+Graph prompt_tokens() {
+  using namespace typed;
+  const Dims& d = dims();
+  const graph::Shape tokens = {d.batch_dp, d.seq_cp, c(1)};
+  Graph g;
+  input(g, "tokens", tokens);
+  elementwise(g, "token.y", "tokens", 1, tokens);
+  for (int i = 0; i < static_cast<int>(g.size()); ++i)
+    g.mutable_tensor_keep_result(i).placement = {graph::Placement::Kind::kLast, 0};
+  return g;
+}
+
 }  // namespace
 
 Model build_inference_decoder(const DecoderConfig& config, const ServingPlan& plan) {
@@ -77,16 +92,19 @@ Model build_inference_decoder(const DecoderConfig& config, const ServingPlan& pl
   Model m;
   Graph& g = m.graph;
   using graph::Phase;
-  const Graph prefill = phase_graph(c, ServingPhase::kPrefill, plan.kv_element_bytes);
-  int token =
-      append_phase(g, prefill, "prefill.", Phase::kPrefill, 0, -1, {})[prefill.at("token.y")];
+  const Graph prefill = plan.prefill ? phase_graph(c, ServingPhase::kPrefill, plan.kv_element_bytes)
+                                     : prompt_tokens();
+  const std::map<std::string, expr::Expr> one_token = {{"Seq", expr::Expr::constant(1)}};
+  int token = append_phase(
+      g, prefill, plan.prefill ? "prefill." : "prompt.", Phase::kPrefill, 0, -1,
+      plan.prefill ? std::map<std::string, expr::Expr>{} : one_token)[prefill.at("token.y")];
   if (plan.decode_steps > 0) {
     const Graph decode = phase_graph(c, ServingPhase::kDecode, plan.kv_element_bytes);
     const int embedded = decode.at("in_emb.y"), sampled = decode.at("token.y");
     const int steps = plan.steps_from_one ? 1 : plan.decode_steps;
     for (int step = 0; step < steps; ++step) {
       // One token per request, attending over the context so far.
-      std::map<std::string, expr::Expr> renames = {{"Seq", expr::Expr::constant(1)}};
+      std::map<std::string, expr::Expr> renames = one_token;
       if (!plan.steps_from_one) renames["Ctx"] = expr::Expr::constant(plan.first_context + step);
       const std::string prefix = "decode" + std::to_string(step) + ".";
       const std::vector<int> at = append_phase(g, decode, prefix, Phase::kDecode, step,

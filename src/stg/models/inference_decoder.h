@@ -16,6 +16,9 @@
 namespace stg::models {
 
 struct ServingPlan {
+  // Without the prefill, a stand-in for it: the prompts' last tokens, which
+  // the first decode step embeds, on the stage that samples tokens.
+  bool prefill = true;
   int decode_steps = 0;  // 0: the prefill only
   // The graph holds decode step 0 standing for every step (names numbered
   // at Tensor::step_at, the context length the symbol Ctx, its token

@@ -54,6 +54,8 @@ void check_serving(const Serving& s) {
   require(s.decode_steps >= 0 && s.decode_steps <= kMaxDecodeSteps,
           "--decode_steps " + num(s.decode_steps) + " is not valid: use 0 (the prefill only) to " +
               num(kMaxDecodeSteps));
+  require(s.prefill || s.decode_steps > 0,
+          "--prefill 0 with --decode_steps 0 serves nothing: give decode steps or the prefill");
 }
 
 // Requests per micro-batch: --micro_batch, else the requests split over the
@@ -97,6 +99,7 @@ Workload inference_workload(const Options& o, const frameworks::Framework& f, bo
   const bool moe = family.decoder(o, static_cast<int>(stacks)).any(BlockKind::kMoe);
   d.tpsp = o.tpsp.value_or(moe);
   ServingPlan plan;
+  plan.prefill = s.prefill;
   plan.decode_steps = static_cast<int>(s.decode_steps);
   plan.steps_from_one = steps_from_one;
   plan.first_context = s.prompt_len + 1;

@@ -62,7 +62,7 @@ std::string gb(double v) {
 
 }  // namespace
 
-std::vector<PhaseFigures> phase_figures(const lower::FlatStage& stage) {
+std::vector<PhaseFigures> phase_figures(const lower::FlatStage& stage, bool prefill_phase) {
   const int steps = stage.decode_steps();
   const int64_t m = stage.micro_batches();
   const auto& nodes = stage.one().nodes;
@@ -97,7 +97,8 @@ std::vector<PhaseFigures> phase_figures(const lower::FlatStage& stage) {
         break;
     }
   }
-  std::vector<PhaseFigures> out = {prefill};
+  std::vector<PhaseFigures> out;
+  if (prefill_phase) out.push_back(prefill);
   if (!decodes) return out;
   out.push_back(first);
   if (steps > 1) {
@@ -124,12 +125,10 @@ ServingMemory stage_memory(const graph::Graph& g, int stage, const expr::Values&
       if (x.role == graph::Role::kPersistent) m.kv_cache += bytes(t) * micro_batches;
       continue;
     }
-    // An op of the prefill (the phase of the most tokens) holds its
-    // activation inputs and its output at once.
-    // (An identity or a communication op makes no data of its own; what it
+    // An op holds its activation inputs and its output at once. (An
+    // identity or a communication op makes no data of its own; what it
     // passes on is its origin's.)
-    if (x.phase != graph::Phase::kPrefill || graph::is_comm(x.op) || x.op == graph::Op::kIdentity)
-      continue;
+    if (graph::is_comm(x.op) || x.op == graph::Op::kIdentity) continue;
     auto origin = [&](int in) {
       while (in >= 0 && (graph::is_comm(g[in].op) || g[in].op == graph::Op::kIdentity))
         in = g[in].x1;
@@ -155,9 +154,10 @@ double memory_seconds(const PhaseFigures& p, const tools::RooflineFigures& hw) {
 
 std::string format_serving(const ServingFigures& f) {
   std::string out = "serving: " + with_commas(f.requests) + " requests, prompts of " +
-                    with_commas(f.prompt_len) + " tokens, " + with_commas(f.decode_steps) +
-                    " decode steps, KV cache " + f.kv_dtype + "; per rank, roofline at " +
-                    fixed(f.roofline.peak_tflops, 0) + " TFLOPS and " +
+                    with_commas(f.prompt_len) + " tokens" +
+                    (f.prefill ? "" : " in the KV caches (no prefill)") + ", " +
+                    with_commas(f.decode_steps) + " decode steps, KV cache " + f.kv_dtype +
+                    "; per rank, roofline at " + fixed(f.roofline.peak_tflops, 0) + " TFLOPS and " +
                     fixed(f.roofline.mem_bw_gbps, 0) + " GB/s\n";
   const std::vector<size_t> width = {20, 20, 18, 18, 16, 16, 12, 12, 12};
   auto row = [&](const std::vector<std::string>& cells) {

@@ -8,8 +8,8 @@
 // moved / bandwidth
 // (the figures of `stg validate`, tools/roofline.h). The memory of a rank:
 // its weights, its KV caches at their full length, and activations: the
-// largest working set of one op of the prefill (the phase of the most
-// tokens), its activation inputs and its output, for one micro-batch;
+// largest working set of one op (its activation inputs and its output, for
+// one micro-batch; the prefill's, when there is one, are the largest);
 // against the HBM a GPU has.
 #pragma once
 
@@ -48,6 +48,7 @@ struct StageServing {
 };
 
 struct ServingFigures {
+  bool prefill = true;
   int64_t requests = 0, prompt_len = 0, decode_steps = 0;
   std::string kv_dtype;  // "bf16", "fp8", ...
   tools::RooflineFigures roofline;
@@ -60,8 +61,9 @@ struct ServingFigures {
 };
 
 // The phases of one rank of `stage` (phase figures sum over its
-// micro-batches: a rank runs them all).
-std::vector<PhaseFigures> phase_figures(const lower::FlatStage& stage);
+// micro-batches: a rank runs them all); the prefill's unless there is none
+// (`prefill` false: the decode steps start from filled caches).
+std::vector<PhaseFigures> phase_figures(const lower::FlatStage& stage, bool prefill = true);
 
 // The memory of a rank of `stage`: `g` the graph after the pass pipeline
 // (one micro-batch standing for `micro_batches`), elements of
