@@ -11,7 +11,7 @@ PACKAGES=(
   libjemalloc-dev
   openmpi-bin
   graphviz
-  python3
+  python3 python3-dev pybind11-dev python3-matplotlib
 )
 
 missing=()

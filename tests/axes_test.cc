@@ -115,8 +115,9 @@ TEST(AxesTable, ModelsSpellTheirAxesFromTheTable) {
 
 TEST(AxesTable, StepFiguresListLabelsInRankOrder) {
   const auto& names = stg::report::kAxisNames;
-  EXPECT_EQ(std::vector<std::string>(names.begin(), names.end()),
-            (std::vector<std::string>{"dp", "tp", "cp", "ep", "pp", "embedding", "other"}));
+  EXPECT_EQ(
+      std::vector<std::string>(names.begin(), names.end()),
+      (std::vector<std::string>{"dp", "tp", "cp", "ep", "pp", "embedding", "dualpipe", "other"}));
 }
 
 }  // namespace

@@ -87,3 +87,21 @@ TEST(Cli, MicroBatchMinusOneIsNoMicroBatching) {
 }
 
 }  // namespace
+
+// `stg infer` shares the generator's flags: its roofline's --peak_tflops and
+// --mem_bw_gbps are the generator's (--print_makespan's) options, taken
+// without --print_makespan (two registrations of one name abort at start).
+namespace {
+TEST(Cli, InferTakesTheRooflineFiguresOfTheGenerator) {
+  TempDir tmp;
+  const RunResult r =
+      run_stg({"infer",     "--model_type",  "llama", "--num_stacks",  "1",    "--dmodel",
+               "64",        "--dff",         "128",   "--head",        "4",    "--kvhead",
+               "2",         "--requests",    "2",     "--prompt_len",  "8",    "--decode_steps",
+               "2",         "--peak_tflops", "500",   "--mem_bw_gbps", "2000", "--output_dir",
+               tmp.sub("o")},
+              tmp.path());
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("roofline at 500 TFLOPS and 2000 GB/s"), std::string::npos) << r.out;
+}
+}  // namespace

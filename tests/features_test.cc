@@ -110,7 +110,9 @@ Output read_output(const std::string& dir) {
   return out;
 }
 
-int64_t total_num_ops(const std::string& dir) { return tools::inspect_dir(dir).compute.num_ops; }
+int64_t total_num_ops(const std::string& dir) {
+  return tools::inspect_dir(dir).compute.num_ops.as_int64();
+}
 
 bool ends_with(const std::string& s, const std::string& tail) {
   return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;

@@ -192,16 +192,18 @@ std::vector<FlatCase> cases() {
     Schedule schedule;
     int chunks;
   };
-  const Plan plans[] = {{1, Schedule::kNone, 1},  {2, Schedule::kNone, 1},
-                        {2, Schedule::kGpipe, 1}, {2, Schedule::k1F1B, 1},
-                        {4, Schedule::k1F1B, 1},  {2, Schedule::kInterleaved, 2},
-                        {2, Schedule::kZbH1, 1},  {2, Schedule::kDualPipeV, 1}};
+  const Plan plans[] = {
+      {1, Schedule::kNone, 1}, {2, Schedule::kNone, 1},      {2, Schedule::kGpipe, 1},
+      {2, Schedule::k1F1B, 1}, {4, Schedule::k1F1B, 1},      {2, Schedule::kInterleaved, 2},
+      {2, Schedule::kZbH1, 1}, {2, Schedule::kDualPipeV, 1}, {2, Schedule::kDualPipe, 1}};
   // One and two micro-batches, few, and more than ten ("mb10" sorts before
   // "mb2").
-  // W apart (zb-h1, dualpipev): fewer; DualPipeV needs 2pp micro-batches.
+  // W apart (zb-h1, dualpipev, dualpipe): fewer; DualPipeV needs 2pp
+  // micro-batches, DualPipe an even number of them (two per replica).
   auto counts = [](const Plan& p) {
     if (p.schedule == Schedule::kZbH1) return std::vector{3, 11};
     if (p.schedule == Schedule::kDualPipeV) return std::vector{4, 5};
+    if (p.schedule == Schedule::kDualPipe) return std::vector{4, 6};
     return p.schedule == Schedule::kInterleaved ? std::vector{2, 4, 12} : std::vector{1, 2, 3, 11};
   };
   std::vector<FlatCase> out;

@@ -143,6 +143,11 @@ class Bucketed : public Framework {
                              int64_t ranks) const override {
     return ref().memory_report(o, w, lo, g, ranks);
   }
+  MemoryModel memory_model(const Options& o, const models::Workload& w,
+                           const lower::LowerOptions& lo, const graph::Graph& g,
+                           const report::PlaceOf& place) const override {
+    return ref().memory_model(o, w, lo, g, place);
+  }
 
  private:
   static const Framework& ref() { return find("reference"); }

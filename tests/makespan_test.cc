@@ -8,10 +8,16 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
 #include <tuple>
+#include <vector>
 
+#include "stg/generate.h"
 #include "stg/lower/schedule.h"
 #include "stg/lower/schedule_timeline.h"
+#include "stg/models/families/registry.h"
+#include "support/run_stg.h"
+#include "support/temp_dir.h"
 #include "support/trace_nodes.h"
 #include "support/trace_set.h"
 
@@ -92,11 +98,16 @@ void write_pipeline(const TraceSet& t, lower::Schedule schedule, int pp, int mic
   const int chunks = lower::schedule_chunks(schedule, 1);
   const bool split = lower::separates_weight_gradients(schedule);
   const int length = lower::pipeline_length(schedule, pp, chunks);
-  // The stage that holds pipeline position `at` (inverse of pipeline_position).
-  auto stage_at = [&](int at) {
+  // The stage that holds pipeline position `at` (inverse of pipeline_position)
+  // for a micro-batch on chunk `chunk`: under DualPipe every stage holds
+  // every position, one per direction (chunk), and a micro-batch keeps its
+  // direction.
+  auto stage_at = [&](int at, int chunk) {
     for (int s = 0; s < pp; ++s)
       for (int c = 0; c < chunks; ++c)
-        if (lower::pipeline_position(schedule, pp, chunks, s, c) == at) return s;
+        if ((schedule != lower::Schedule::kDualPipe || c == chunk) &&
+            lower::pipeline_position(schedule, pp, chunks, s, c) == at)
+          return s;
     return -1;
   };
   std::string groups = "{\"1\": [";
@@ -116,11 +127,11 @@ void write_pipeline(const TraceSet& t, lower::Schedule schedule, int pp, int mic
                   b = static_cast<int>(Phase::kBackwardInput);
         std::vector<uint64_t> deps;
         auto input = [&](int phase, int from) {  // the pass `phase` at position `from`
-          if (stage_at(from) == s) {
+          const int peer = stage_at(from, st.chunk);
+          if (peer == s) {
             deps.push_back(pass_id.at({phase, mb, from}));
           } else {
-            nodes.push_back(
-                p2p_node(false, {id, {}, {}, "_RECV"}, stage_at(from), tag(phase, mb, from), 0));
+            nodes.push_back(p2p_node(false, {id, {}, {}, "_RECV"}, peer, tag(phase, mb, from), 0));
             deps.push_back(id++);
           }
         };
@@ -141,8 +152,9 @@ void write_pipeline(const TraceSet& t, lower::Schedule schedule, int pp, int mic
         pass_id[{static_cast<int>(st.phase), mb, at}] = id;
         previous = id++;
         const int to = st.phase == Phase::kForward ? at + 1 : at - 1;
-        if (st.phase != Phase::kBackwardWeight && to >= 0 && to < length && stage_at(to) != s)
-          nodes.push_back(p2p_node(true, {id++, {previous}, {}, "_SEND"}, stage_at(to),
+        if (st.phase != Phase::kBackwardWeight && to >= 0 && to < length &&
+            stage_at(to, st.chunk) != s)
+          nodes.push_back(p2p_node(true, {id++, {previous}, {}, "_SEND"}, stage_at(to, st.chunk),
                                    tag(static_cast<int>(st.phase), mb, at), 0));
       }
     t.write_rank(s, nodes);
@@ -180,6 +192,154 @@ TEST(MakespanPipeline, DualPipeVBubbleAtMostTheTables) {
     const double idle = largest_idle(lower::Schedule::kDualPipeV, pp, 2 * pp + 2);
     EXPECT_LE(idle, table + kSlack);
     EXPECT_LT(idle, (stages - 1) * (F + B));  // less than 1F1B's over as many stages
+  }
+}
+
+// DualPipe's two directions: micro-batches 0..m/2-1 enter at stage 0,
+// m/2..m-1 at stage pp-1; the table's bubble (pp/2-1)(F&B+B-3W) with
+// F&B = F + B.
+TEST(MakespanPipeline, DualPipeBubbleAtMostTheTables) {
+  for (int pp : {4, 8}) {
+    const double table = (pp / 2 - 1) * ((F + B) + B - 3 * W);
+    const double idle = largest_idle(lower::Schedule::kDualPipe, pp, 2 * pp);
+    EXPECT_LE(idle, table + kSlack) << pp;
+    EXPECT_LT(idle, (pp - 1) * (F + B)) << pp;  // less than 1F1B's
+  }
+}
+
+// ---------------------------------------------------------------------------
+// One rank per pipeline stage (makespan_by_stage, the generator's
+// --print_makespan): the ranks of a stage run alike, so the figures are the
+// all-rank run's for the first rank of each stage.
+
+Options small_run(const std::string& dir, const std::string& model, lower::Schedule schedule) {
+  Options o;
+  o.model = models::find_family(model).name;
+  o.output_dir = dir;
+  o.degree["dp"] = 2;
+  o.degree["tp"] = 2;
+  o.degree["pp"] = 4;
+  o.num_stacks = 8;  // DualPipeV: two chunks of layers per stage
+  o.batch = 16;
+  o.micro_batch = 2;
+  o.seq = 256;
+  o.dmodel = 512;
+  o.dff = 2048;
+  o.head = 8;
+  o.kvhead = 4;
+  o.dvocal = 1024;
+  o.pipeline_schedule = schedule;
+  o.threads = 2;
+  return o;
+}
+
+TEST(MakespanByStage, EqualsTheRunOfAllRanks) {
+  struct Case {
+    std::string model, framework;
+    lower::Schedule schedule;
+    int zero;
+  };
+  for (const Case& c : {Case{"gpt", "megatron", lower::Schedule::k1F1B, 1},
+                        Case{"llama", "reference", lower::Schedule::kZbH1, 2},
+                        Case{"gpt", "megatron", lower::Schedule::kDualPipe, 0},
+                        Case{"llama", "reference", lower::Schedule::kDualPipeV, 3}}) {
+    SCOPED_TRACE(c.model + " " + c.framework + " " + std::to_string(static_cast<int>(c.schedule)));
+    stg_test::TempDir tmp;
+    const std::string dir = tmp.sub("out");
+    Options o = small_run(dir, c.model, c.schedule);
+    o.framework = c.framework;
+    if (c.zero == 3)
+      o.weight_sharded = true;
+    else
+      o.zero_stage = c.zero;
+    const RunSummary run = generate(o);
+    ASSERT_EQ(run.stages, 4);
+    MakespanOptions hw;
+    hw.link_gbps = 50;
+    const MakespanResult all = makespan_dir(dir, "", hw, 2);
+    const MakespanResult by_stage = makespan_by_stage(dir, "", 4, hw, 2);
+    ASSERT_TRUE(all.completed) << all.error;
+    ASSERT_TRUE(by_stage.completed) << by_stage.error;
+    EXPECT_EQ(by_stage.ranks, (std::vector<int64_t>{0, 4, 8, 12}));
+    EXPECT_EQ(by_stage.makespan_ns, all.makespan_ns);
+    for (int s = 0; s < 4; ++s) {
+      EXPECT_EQ(by_stage.idle_ns[s], all.idle_ns[4 * s]) << s;
+      EXPECT_EQ(by_stage.compute_ns[s], all.compute_ns[4 * s]) << s;
+    }
+  }
+}
+
+// A SEND whose peer is not run: an error, not a wrong figure.
+TEST(MakespanByStage, RefusesAPeerOutsideTheRanksRun) {
+  TraceSet t;
+  t.write_comm_groups(R"({"1": [0, 1, 2, 3]})");
+  // Two stages of two ranks: rank 0 sends to rank 3 (not the first of stage 1).
+  t.write_rank(0, {p2p_node(true, {1, {}, {}, "_SEND"}, 3, 5, 1000)});
+  t.write_rank(1, {comp(1, {}, 10)});
+  t.write_rank(2, {comp(1, {}, 10)});
+  t.write_rank(3, {p2p_node(false, {1, {}, {}, "_RECV"}, 0, 5, 1000)});
+  const MakespanResult r = makespan_by_stage(t.dir(), "", 2, unit_hardware(), 1);
+  EXPECT_FALSE(r.completed);
+  EXPECT_NE(r.error.find("rank 3"), std::string::npos) << r.error;
+  EXPECT_NE(makespan_by_stage(t.dir(), "", 3, unit_hardware(), 1).error, "");  // 4 ranks, 3 stages
+}
+
+// The generator prints the per-stage figures only when asked, and refuses
+// the hardware flags without --print_makespan, and a part of a run.
+TEST(MakespanByStage, GeneratorPrintsItWhenAsked) {
+  stg_test::TempDir tmp;
+  const std::string dir = tmp.sub("out");
+  const std::vector<std::string> base = {"--model_type",
+                                         "gpt",
+                                         "--pp",
+                                         "4",
+                                         "--num_stacks",
+                                         "4",
+                                         "--batch",
+                                         "8",
+                                         "--micro_batch",
+                                         "1",
+                                         "--seq",
+                                         "256",
+                                         "--dmodel",
+                                         "512",
+                                         "--dff",
+                                         "2048",
+                                         "--head",
+                                         "8",
+                                         "--dvocal",
+                                         "1024",
+                                         "--pipeline_schedule",
+                                         "zb-h1",
+                                         "--output_dir",
+                                         dir};
+  const stg_test::RunResult plain = stg_test::run_stg(base, tmp.path());
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("makespan"), std::string::npos) << plain.out;
+
+  std::vector<std::string> asked = base;
+  for (const char* a : {"--print_makespan", "--link_gbps", "1000000", "--quiet"})
+    asked.push_back(a);
+  const stg_test::RunResult timed = stg_test::run_stg(asked, tmp.path());
+  ASSERT_EQ(timed.status, 0) << timed.err;
+  MakespanOptions free_messages;
+  free_messages.link_gbps = 1000000;
+  const std::string expected =
+      makespan_by_stage_summary(makespan_by_stage(dir, "", 4, free_messages, 1));
+  EXPECT_EQ(timed.out, expected);
+  EXPECT_NE(expected.find("over one rank per pipeline stage"), std::string::npos) << expected;
+  EXPECT_NE(expected.find("compute idle per stage (ns): "), std::string::npos) << expected;
+
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{"--link_gbps", "10"},
+        std::vector<std::string>{"--print_makespan", "--ranks", "0-1"}}) {
+    std::vector<std::string> args = base;
+    args.back() = dir + "_refused";
+    args.insert(args.end(), extra.begin(), extra.end());
+    const stg_test::RunResult r = stg_test::run_stg(args, tmp.path());
+    EXPECT_EQ(r.status, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find("--print_makespan"), std::string::npos) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(dir + "_refused"));
   }
 }
 

@@ -83,6 +83,8 @@ struct Config {
   bool sim = false;
   std::string cp_algo = "allgather";  // --cp_algo (gpt, llama, moe)
   bool causal = false;                // --causal_saving 1 (megatron)
+  // --mtp_depth (multi-token prediction modules; 0: not given).
+  int mtp_depth = 0;
   // stg infer (docs/inference.md): decode steps after the prefill (-1: a
   // training step); the batch is the requests, the sequence the prompt.
   int decode_steps = -1;
@@ -99,6 +101,9 @@ struct Config {
   bool later() const {
     return model == "gpt" || model == "dense" || model == "llama" || model == "moe";
   }
+  // DeepSeek from its flags in small dimensions (not the preset): MLA,
+  // the first block dense, 4 experts of 32 (2 chosen) and one shared.
+  bool small_deepseek() const { return model == "deepseek" && preset.empty() && hf.empty(); }
   bool is_moe() const { return model == "moe"; }
   bool grouped() const { return model == "llama" || model == "moe"; }
   // The tensor-parallel degree the shapes see (gpt/llama multiply tp by ep).
@@ -119,6 +124,18 @@ struct Config {
 int64_t lcm(int64_t a, int64_t b) { return std::lcm(a, b); }
 
 void Config::finalize() {
+  if (small_deepseek()) {
+    head = 4;
+    dmodel = 64;
+    dff = 128;
+    dvocal = 256;
+    experts = 4;
+    kexperts = 2;
+    seq = 64;
+    micro = dp * (megatron ? ep : 1) * (micro_batches == 1 ? 2 : 1);
+    batch = micro * micro_batches;
+    return;
+  }
   if (!preset.empty() || !hf.empty()) {
     // The preset or config gives the model; only batch and seq are set here.
     // Megatron carves ep out of dp: every dp x ep rank needs whole sequences.
@@ -158,6 +175,8 @@ std::vector<std::string> Config::args() const {
   if (serving()) a.push_back("infer");
   if (model == "csv") {
     add("--module_csv", std::string(STG_TEST_DATA) + "/csv/" + csv);
+  } else if (small_deepseek()) {
+    add("--model_type", model);
   } else if (!preset.empty()) {
     add("--model", preset);
   } else if (!hf.empty()) {
@@ -172,7 +191,28 @@ std::vector<std::string> Config::args() const {
   if (ep != 1) add("--ep", num(ep));
   if (weight_sharded) add("--weight_sharded", "1");
   if (zero) add("--zero_stage", num(*zero));
-  if (preset.empty() && hf.empty()) {
+  if (small_deepseek()) {
+    for (const auto& [flag, value] :
+         std::vector<std::pair<std::string, int64_t>>{{"--num_stacks", stacks},
+                                                      {"--dense_blocks", 1},
+                                                      {"--dmodel", dmodel},
+                                                      {"--dff", dff},
+                                                      {"--head", head},
+                                                      {"--seq", seq},
+                                                      {"--batch", batch},
+                                                      {"--micro_batch", micro},
+                                                      {"--dvocal", dvocal},
+                                                      {"--experts", experts},
+                                                      {"--kexperts", kexperts},
+                                                      {"--dff_expert", 32},
+                                                      {"--shared_experts", 1},
+                                                      {"--q_lora_rank", 32},
+                                                      {"--kv_lora_rank", 16},
+                                                      {"--qk_nope_head_dim", 16},
+                                                      {"--qk_rope_head_dim", 8},
+                                                      {"--v_head_dim", 16}})
+      add(flag, num(value));
+  } else if (preset.empty() && hf.empty()) {
     if (model != "csv") add("--num_stacks", num(stacks));
     add("--dmodel", num(dmodel));
     add("--dff", num(dff));
@@ -205,6 +245,7 @@ std::vector<std::string> Config::args() const {
     if (preset_experts) add("--experts", num(preset_experts));
     if (dense_blocks) add("--dense_blocks", num(dense_blocks));
   }
+  if (mtp_depth) add("--mtp_depth", num(mtp_depth));
   if (pp_balance_cost) add("--pp_balance", "cost");
   if (sim) add("--trace_detail", "sim");
   if (tpsp) add("--tpsp", *tpsp ? "1" : "0");
@@ -244,7 +285,26 @@ Options Config::options(const std::string& dir) const {
   } else if (preset.empty() && hf.empty()) {
     o.model = stg::models::find_family(model).name;
   }
-  if (preset.empty() && hf.empty()) {
+  if (small_deepseek()) {
+    o.num_stacks = stacks;
+    o.dense_blocks = 1;
+    o.dmodel = dmodel;
+    o.dff = dff;
+    o.head = head;
+    o.seq = seq;
+    o.batch = batch;
+    o.micro_batch = micro;
+    o.dvocal = dvocal;
+    o.experts = experts;
+    o.kexperts = kexperts;
+    o.dff_expert = 32;
+    o.shared_experts = 1;
+    o.q_lora_rank = 32;
+    o.kv_lora_rank = 16;
+    o.qk_nope_dim = 16;
+    o.qk_rope_dim = 8;
+    o.v_head_dim = 16;
+  } else if (preset.empty() && hf.empty()) {
     if (model != "csv") o.num_stacks = stacks;
     o.dmodel = dmodel;
     o.dff = dff;
@@ -284,6 +344,7 @@ Options Config::options(const std::string& dir) const {
     if (preset_experts) o.experts = preset_experts;
     if (dense_blocks) o.dense_blocks = dense_blocks;
   }
+  if (mtp_depth) o.mtp_depth = mtp_depth;
   o.pp_balance_cost = pp_balance_cost;
   if (sim) o.trace_detail = emit::TraceDetail::kSim;
   o.tpsp = tpsp;
@@ -323,7 +384,8 @@ std::string Config::name() const {
   if (weight_sharded) part("fsdp");
   if (zero) part("z" + std::to_string(*zero));
   if (stacks != 2 && model != "csv") part("L" + std::to_string(stacks));
-  if (later() || !preset.empty() || !hf.empty()) part("mb" + std::to_string(micro_batches));
+  if (later() || small_deepseek() || !preset.empty() || !hf.empty())
+    part("mb" + std::to_string(micro_batches));
   if (tpsp) part(*tpsp ? "tpsp1" : "tpsp0");
   if (recompute) part("recompute");
   if (mixed_precision) part("mixed");
@@ -335,6 +397,7 @@ std::string Config::name() const {
   if (units != "stg") part(units + "_" + dtype);
   part(schema == "v0.0.4" ? "v004" : schema == "v0.0.1" ? "v001" : "json");
   if (dense_blocks) part("dense" + std::to_string(dense_blocks));
+  if (mtp_depth) part("mtp" + std::to_string(mtp_depth));
   if (pp_balance_cost) part("ppcost");
   if (sim) part("sim");
   if (serving()) part("infer" + std::to_string(decode_steps));
@@ -692,6 +755,41 @@ std::vector<Config> build_matrix() {
       ds.sim = !megatron;
       push(ds);
     }
+    // Multi-token prediction (docs/models_2025.md) on a small DeepSeek,
+    // both frameworks: the modules on the last stage with a copy of the
+    // embedding (1f1b, interleaved, ZeRO 1/3, recomputation; DualPipe's two
+    // model copies), or on stage 0 with the embedding (DualPipeV), two
+    // modules deep.
+    struct Mtp {
+      bool megatron;
+      int64_t dp, tp, pp, ep;
+      std::string schedule;
+      int stacks, micro_batches, zero, depth;
+      bool recompute, sim, binary;
+    };
+    for (const Mtp& m : {Mtp{false, 2, 2, 2, 2, "1f1b", 3, 2, 1, 1, false, false, true},
+                         Mtp{true, 2, 1, 2, 2, "1f1b", 3, 2, 3, 1, true, false, false},
+                         Mtp{true, 1, 1, 2, 2, "dualpipev", 4, 4, 1, 2, false, true, false},
+                         Mtp{false, 2, 1, 2, 1, "interleaved", 4, 2, 2, 1, true, true, false},
+                         Mtp{true, 1, 1, 2, 2, "dualpipe", 4, 4, 2, 1, false, false, false}}) {
+      Config c;
+      c.model = "deepseek";
+      c.megatron = m.megatron;
+      c.dp = m.dp;
+      c.tp = m.tp;
+      c.pp = m.pp;
+      c.ep = m.ep;
+      c.schedule = m.schedule;
+      if (m.schedule == "interleaved") c.vstages = 2;
+      c.stacks = m.stacks;
+      c.micro_batches = m.micro_batches;
+      c.zero = m.zero;
+      c.mtp_depth = m.depth;
+      c.recompute = m.recompute;
+      c.sim = m.sim;
+      c.binary = m.binary;
+      push(c);
+    }
     for (const std::string hf : {"qwen2_5_72b.json", "qwen3_32b.json"}) {
       Config c;
       c.hf = hf;
@@ -779,6 +877,29 @@ std::vector<Config> build_matrix() {
     if (k.model == "gpt" && !k.megatron) c.tpsp = i % 2 == 0;
     push(c);
   }
+
+  // O. DualPipe (two copies of the model, micro-batches from both ends, the
+  // copies' gradients summed over stages i and pp-1-i): both frameworks,
+  // every later model, ZeRO 0-3, recompute and lean traces rotating.
+  for (const bool megatron : {false, true})
+    for (const std::string model : {"gpt", "llama", "moe"}) {
+      Config c;
+      c.model = model;
+      c.megatron = megatron;
+      c.pp = model == "llama" && !megatron ? 4 : 2;
+      if (model == "moe") c.ep = 2;
+      if (model == "gpt" && megatron) c.tp = 2;
+      if (model == "llama" && megatron) c.dp = 2;
+      c.stacks = c.pp;
+      c.micro_batches = 2 * c.pp;
+      c.schedule = "dualpipe";
+      const int i = index++;
+      c.schema = kSchemas[i % 3];
+      c.zero = i % 4;
+      c.recompute = i % 3 == 1;
+      c.sim = i % 2 == 0;
+      push(c);
+    }
 
   // Context parallelism under the schedules that run W apart.
   for (const bool ring : {true, false}) {
@@ -1064,6 +1185,7 @@ class Summary : public ::testing::Test {
       if (c.units == "physical") seen["dtype"].insert(c.dtype);
       seen["schema"].insert(c.schema);
       if (!c.preset.empty()) seen["preset"].insert(c.preset);
+      if (c.mtp_depth > 0 && c.pp > 1) seen["mtp"].insert(c.megatron ? "megatron" : "reference");
       if (!c.hf.empty()) seen["hf"].insert(c.hf);
       binary += c.binary;
     }
@@ -1084,16 +1206,17 @@ class Summary : public ::testing::Test {
     EXPECT_EQ(seen["moe.tpsp"], (std::set<std::string>{"1"}));
     EXPECT_EQ(seen["recompute"], (std::set<std::string>{"0", "1"}));
     EXPECT_EQ(seen["schedule"], (std::set<std::string>{"none", "gpipe", "1f1b", "interleaved",
-                                                       "zb-h1", "dualpipev"}));
+                                                       "zb-h1", "dualpipe", "dualpipev"}));
     for (const std::string model : {"gpt", "llama", "moe"})
-      EXPECT_EQ(
-          seen["megatron." + model],
-          (std::set<std::string>{"none", "gpipe", "1f1b", "interleaved", "zb-h1", "dualpipev"}))
+      EXPECT_EQ(seen["megatron." + model],
+                (std::set<std::string>{"none", "gpipe", "1f1b", "interleaved", "zb-h1", "dualpipe",
+                                       "dualpipev"}))
           << "--framework megatron " << model;
     EXPECT_EQ(seen["units"], (std::set<std::string>{"stg", "physical"}));
     EXPECT_EQ(seen["dtype"], (std::set<std::string>{"fp32", "bf16", "fp16", "fp8"}));
     EXPECT_EQ(seen["schema"], (std::set<std::string>{"v0.0.4", "v0.0.1", "json"}));
     EXPECT_EQ(seen["preset"].size(), 7u);  // 3 + the 2025-26 families' 4
+    EXPECT_EQ(seen["mtp"], (std::set<std::string>{"reference", "megatron"}));
     EXPECT_EQ(seen["hf"].size(), 5u);
     EXPECT_GE(binary, 5);
     int serving = 0;

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -284,9 +285,12 @@ struct Count {
 
 // From stg's graphs under megatron at tp 1: a dense model's weights; a MoE
 // model's at ep = E and E/2, whose difference is the experts' share.
-Count stg_parameters(const char* preset) {
+// `mtp_depth`: the preset's multi-token prediction modules (DeepSeek-V3:
+// 1), or as given.
+Count stg_parameters(const char* preset, std::optional<int64_t> mtp_depth = std::nullopt) {
   Options o;
   models::apply_preset(*models::find_preset(preset), o);
+  if (mtp_depth) o.mtp_depth = mtp_depth;
   o.framework = "megatron";
   const int64_t experts = o.experts.value_or(0);
   if (experts == 0) {
@@ -315,6 +319,12 @@ void expect_within(double value, double expected, double tolerance, const char* 
 
 // The model cards' figures (Hugging Face model cards; DeepSeek-V3 technical
 // report abstract: 671B total, 37B activated, without the MTP module).
+// DeepSeek-V3's README_WEIGHTS.md: the main model 671B, 36.6B activated
+// including 0.9B of the output layer (so without the input embedding); the
+// MTP module 11.5B unique parameters (without the embedding and the output
+// layer it shares), 1.5B activated including the 0.9B output layer; the
+// Hugging Face checkpoint 685B, the main model and the MTP module with its
+// own stored copies of the embedding and the output layer.
 TEST(Presets2025, ParametersMatchTheModelCards) {
   {
     const Count c = stg_parameters("qwen2.5-72b");
@@ -330,9 +340,21 @@ TEST(Presets2025, ParametersMatchTheModelCards) {
     expect_within(c.active, 22e9, 0.01 + 0.5 / 22, "qwen3-235b-a22b active");
   }
   {
-    const Count c = stg_parameters("deepseek-v3");
-    expect_within(c.total, 671e9, 0.01, "deepseek-v3 total");
-    expect_within(c.active, 37e9, 0.01 + 0.5 / 37, "deepseek-v3 active");
+    const double embedding = 129280.0 * 7168;  // the input embedding, and the output layer
+    const Count main = stg_parameters("deepseek-v3", 0);
+    expect_within(main.total, 671e9, 0.01, "deepseek-v3 total");
+    expect_within(main.active, 37e9, 0.01 + 0.5 / 37, "deepseek-v3 active");
+    expect_within(main.active - embedding, 36.6e9, 0.01,
+                  "deepseek-v3 active without the input embedding");
+    const Count with_mtp = stg_parameters("deepseek-v3");  // the preset's one module
+    expect_within(with_mtp.total - main.total, 11.5e9, 0.01, "deepseek-v3 MTP unique");
+    expect_within(with_mtp.total, 671e9 + 11.5e9, 0.01, "deepseek-v3 total with MTP");
+    expect_within(with_mtp.total + 2 * embedding, 685e9, 0.01,
+                  "deepseek-v3 Hugging Face checkpoint");
+    // Activated: the main model's 36.6B and the module's 1.5B, its output
+    // layer (0.9B) counted once.
+    expect_within(with_mtp.active - embedding, 36.6e9 + 1.5e9 - 0.9e9, 0.01,
+                  "deepseek-v3 active with MTP, without the input embedding");
   }
 }
 
@@ -371,12 +393,16 @@ Textbook textbook(const std::string& preset) {
     return {94 * (attention + router + 128 * expert) + 2 * e,
             94 * (attention + router + 8 * expert) + 2 * e, e, 94, 64 * 128};
   }
-  // deepseek-v3
+  // deepseek-v3, with its MTP module: eh_proj (2h x h) and one MoE block;
+  // the embedding and the output layer are the model's.
   const double e = 129280.0 * 7168, expert = 3.0 * 7168 * 2048, dense = 3.0 * 7168 * 18432;
   const double attention = mla_attention(7168, 128, 1536, 512, 128, 64, 128);
-  const double router = 7168.0 * 256;
-  return {3 * (attention + dense) + 58 * (attention + router + 257 * expert) + 2 * e,
-          3 * (attention + dense) + 58 * (attention + router + 9 * expert) + 2 * e, e, 61,
+  const double router = 7168.0 * 256, eh_proj = 2.0 * 7168 * 7168;
+  return {3 * (attention + dense) + 58 * (attention + router + 257 * expert) + 2 * e + eh_proj +
+              attention + router + 257 * expert,
+          3 * (attention + dense) + 58 * (attention + router + 9 * expert) + 2 * e + eh_proj +
+              attention + router + 9 * expert,
+          e, 61,
           // MLA's attention width: heads x (q/k dims + v dims) / 2.
           128 * (128 + 64 + 128) / 2.0};
 }
@@ -396,17 +422,24 @@ TEST(Presets2025, ParametersMatchTheTextbookCount) {
 // input embedding, a lookup) + attention 12·l·s·h_attn, against the FLOPs of
 // stg's trace (every rank, one step, --framework megatron, no causal
 // saving) over the step's tokens. Two blocks of each model keep the run
-// small; the textbook count is taken for the same two blocks.
+// small; the textbook count is taken for the same two blocks. DeepSeek-V3
+// with and without its MTP module: the module adds its eh_proj (2h x h) and
+// its block to the matrices, its block to l, and one more pass through
+// the shared output layer (a weight used twice multiplies twice; the
+// module's lookup of the embedding is not a product).
 TEST(Presets2025, FlopsPerTokenMatchTheStandardCount) {
   struct Case {
     const char* preset;
     int64_t ep;
+    int64_t mtp_depth;
   };
-  for (const Case& k : {Case{"qwen2.5-72b", 1}, Case{"qwen3-32b", 1}, Case{"qwen3-235b-a22b", 8},
-                        Case{"deepseek-v3", 8}}) {
-    SCOPED_TRACE(k.preset);
+  for (const Case& k :
+       {Case{"qwen2.5-72b", 1, 0}, Case{"qwen3-32b", 1, 0}, Case{"qwen3-235b-a22b", 8, 0},
+        Case{"deepseek-v3", 8, 0}, Case{"deepseek-v3", 8, 1}}) {
+    SCOPED_TRACE(std::string(k.preset) + " MTP depth " + std::to_string(k.mtp_depth));
     Options o;
     models::apply_preset(*models::find_preset(k.preset), o);
+    if (k.mtp_depth == 0) o.mtp_depth = 0;
     const Textbook full = textbook(k.preset);
     // Per block of the full model, then two blocks (DeepSeek: one dense,
     // one MoE, as in the full model's ratio of the textbook count below).
@@ -422,22 +455,28 @@ TEST(Presets2025, FlopsPerTokenMatchTheStandardCount) {
     o.trace_detail = emit::TraceDetail::kSim;
     const RunSummary run = generate(o);
     const double tokens = 8.0 * 4096;
-    const double stg_flops = static_cast<double>(run.step.flops.total) / tokens;
+    const double stg_flops = run.step.flops.total.as_double() / tokens;
 
     double active;  // the two blocks' active parameters and both embeddings
+    double blocks = 2;
     if (deepseek) {
       const double expert = 3.0 * 7168 * 2048,
                    attention = mla_attention(7168, 128, 1536, 512, 128, 64, 128);
-      active =
-          2 * attention + 3.0 * 7168 * 18432 + 7168.0 * 256 + 9 * expert + 2 * full.input_embedding;
+      const double moe_block = attention + 7168.0 * 256 + 9 * expert;
+      active = attention + 3.0 * 7168 * 18432 + moe_block + 2 * full.input_embedding;
+      // The MTP module: eh_proj, a MoE block, the output layer once more.
+      active += k.mtp_depth * (2.0 * 7168 * 7168 + moe_block + full.input_embedding);
+      blocks += static_cast<double>(k.mtp_depth);
     } else {
       active =
           (full.active - 2 * full.input_embedding) / full.layers * 2 + 2 * full.input_embedding;
     }
     const double matmuls = 6 * (active - full.input_embedding);
-    const double attention = 12.0 * 2 * 4096 * full.attention_width;
-    expect_within(stg_flops, matmuls + attention, 0.02,
-                  (std::string(k.preset) + " FLOPs per token").c_str());
+    const double attention = 12.0 * blocks * 4096 * full.attention_width;
+    expect_within(
+        stg_flops, matmuls + attention, 0.02,
+        (std::string(k.preset) + " MTP " + std::to_string(k.mtp_depth) + " FLOPs per token")
+            .c_str());
   }
 }
 
@@ -475,6 +514,7 @@ TEST(HfConfig2025, ConfigsGiveThePresets) {
     EXPECT_EQ(from_config.qk_rope_dim, from_preset.qk_rope_dim);
     EXPECT_EQ(from_config.v_head_dim, from_preset.v_head_dim);
     EXPECT_EQ(from_config.model_tied_embeddings, from_preset.model_tied_embeddings);
+    EXPECT_EQ(from_config.mtp_depth, from_preset.mtp_depth);
     // Qwen3's head_dim read; the others have heads of hidden / heads.
     EXPECT_EQ(from_config.head_dim, from_preset.head_dim);
   }

@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <limits>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -103,6 +104,24 @@ TEST(GroupAxes, EmbeddingNeedsFirstAndLastStage) {
             "dp dp dp tp tp tp cp cp cp embedding other");
 }
 
+TEST(GroupAxes, DualPipePairsMirroredStages) {
+  // pp 4 of one rank each: dp, tp, cp singletons, then Megatron's embedding
+  // group {0, 3} and DualPipe's groups {0, 3} and {1, 2}.
+  const std::string singletons =
+      R"("1": [0], "2": [1], "3": [2], "4": [3], "5": [0], "6": [1], "7": [2], "8": [3],
+         "9": [0], "10": [1], "11": [2], "12": [3])";
+  EXPECT_EQ(axes_text("{" + singletons + R"(, "13": [0, 3], "14": [0, 3], "15": [1, 2]})", 1),
+            "dp dp dp dp tp tp tp tp cp cp cp cp embedding dualpipe dualpipe");
+  // Without the embedding group ({0, 3} once): both are DualPipe's.
+  EXPECT_EQ(axes_text("{" + singletons + R"(, "13": [0, 3], "14": [1, 2]})", 1),
+            "dp dp dp dp tp tp tp tp cp cp cp cp dualpipe dualpipe");
+  // pp 2 (one pair of stages): listed twice, the embedding group, then DualPipe's.
+  EXPECT_EQ(axes_text(R"({"1": [0], "2": [1], "3": [0], "4": [1], "5": [0], "6": [1],
+                          "7": [0, 1], "8": [0, 1]})",
+                      1),
+            "dp dp tp tp cp cp embedding dualpipe");
+}
+
 TEST(GroupAxes, MoeWithEp) {
   // moe dp2 tp2 ep2, one stage (N = 8): dp, tp, cp singletons, ep {r, r+4}.
   const std::string file =
@@ -171,6 +190,42 @@ TEST(StepFigures, SpreadKeepsTheLowestRankOfATie) {
   EXPECT_EQ(s.min_rank, 9);
   EXPECT_EQ(s.max, 7);
   EXPECT_EQ(s.max_rank, 3);
+}
+
+TEST(StepFigures, TotalsBeyondInt64StayExact) {
+  // DeepSeek-V3's FLOPs on 2,048 ranks: 2,048 x 9e15 = 18,432,000,000,000,000,000,
+  // past int64 (9,223,372,036,854,775,807) but within uint64.
+  report::StepFigures f;
+  f.units = "FLOPs";
+  report::RankStep step;
+  step.flops = 9'000'000'000'000'000;
+  step.axes["ep"] = {1, 900'000'000'000, 0, 0};
+  for (int64_t rank = 0; rank < 2048; ++rank) f.add(rank, step);
+  EXPECT_EQ(f.flops.total.text(), "18432000000000000000");
+  EXPECT_FALSE(f.flops.total.fits_int64());
+  EXPECT_EQ(f.axes.at(0).bytes.total.text(), "1843200000000000");
+  const json j = report::to_json(f);
+  EXPECT_TRUE(j["flops"]["total"].is_number_unsigned());
+  EXPECT_EQ(j["flops"]["total"].get<uint64_t>(), 18'432'000'000'000'000'000u);
+  EXPECT_TRUE(j["axes"]["ep"]["bytes"]["total"].is_number_integer());
+  EXPECT_EQ(report::step_figures_from_json(j), f);
+  EXPECT_NE(report::format_step_figures(f).find("compute num_ops: 18432000000000000000 total"),
+            std::string::npos);
+  // Past uint64 (18,446,744,073,709,551,615): a string of digits, read back.
+  report::RankSpread big;
+  for (int64_t rank = 0; rank < 3; ++rank) big.add(rank, std::numeric_limits<int64_t>::max());
+  EXPECT_EQ(big.total.text(), "27670116110564327421");
+  const json k = report::to_json(big.total);
+  EXPECT_TRUE(k.is_string());
+  EXPECT_EQ(k.get<std::string>(), "27670116110564327421");
+  EXPECT_EQ(report::exact_total_from_json(k), big.total);
+  EXPECT_EQ(report::exact_total_from_json(json::parse("-12")), report::ExactTotal(-12));
+  EXPECT_EQ(report::ExactTotal::parse("-170141183460469231731687303715884105728").text(),
+            "-170141183460469231731687303715884105728");
+  EXPECT_THROW(report::ExactTotal::parse("170141183460469231731687303715884105728"),
+               std::invalid_argument);
+  EXPECT_THROW(report::ExactTotal::parse("12a"), std::invalid_argument);
+  EXPECT_THROW(big.total.as_int64(), std::overflow_error);
 }
 
 // ---------------------------------------------------------------------------

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "stg/options.h"
+
 namespace cli {
 
 const CLI::Validator kFileName(
@@ -22,26 +24,36 @@ const CLI::Validator kPositive(
     },
     "NUMBER > 0");
 
-std::optional<int> parse_command(CLI::App& app, const IntegerFlags& integers,
-                                 const std::string& command, std::vector<std::string> args) {
+void parse_command_flags(CLI::App& app, const IntegerFlags& integers, const std::string& command,
+                         std::vector<std::string> args) {
   auto usage_error = [&](const std::string& what) {
-    std::fprintf(stderr, "stg %s: error: %s (see stg %s --help)\n", command.c_str(), what.c_str(),
-                 command.c_str());
-    return 2;
+    return stg::UsageError(what + " (see stg " + command + " --help)");
   };
   app.get_formatter()->column_width(24);
   std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last first
   try {
     app.parse(args);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+  } catch (const CLI::CallForHelp&) {
+    throw;
   } catch (const CLI::ParseError& e) {
-    if (const std::string message = integers.check(); !message.empty()) return usage_error(message);
+    if (const std::string message = integers.check(); !message.empty()) throw usage_error(message);
     std::string what = e.what();
     std::replace(what.begin(), what.end(), '\n', ' ');
-    return usage_error(what);
+    throw usage_error(what);
   }
-  if (const std::string message = integers.check(); !message.empty()) return usage_error(message);
+  if (const std::string message = integers.check(); !message.empty()) throw usage_error(message);
+}
+
+std::optional<int> parse_command(CLI::App& app, const IntegerFlags& integers,
+                                 const std::string& command, std::vector<std::string> args) {
+  try {
+    parse_command_flags(app, integers, command, std::move(args));
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const stg::UsageError& e) {
+    std::fprintf(stderr, "stg %s: error: %s\n", command.c_str(), e.what());
+    return 2;
+  }
   return std::nullopt;
 }
 

@@ -24,4 +24,10 @@ extern const CLI::Validator kPositive;
 std::optional<int> parse_command(CLI::App& app, const IntegerFlags& integers,
                                  const std::string& command, std::vector<std::string> args);
 
+// The same parse for callers that print nothing (the Python module): throws
+// stg::UsageError with the line the command prints after "stg COMMAND:
+// error: ", and lets CLI::CallForHelp through.
+void parse_command_flags(CLI::App& app, const IntegerFlags& integers, const std::string& command,
+                         std::vector<std::string> args);
+
 }  // namespace cli

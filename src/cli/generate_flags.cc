@@ -3,6 +3,7 @@
 #include <limits>
 #include <string>
 
+#include "command_line.h"
 #include "help_groups.h"
 #include "stg/mesh/axes.h"
 #include "stg/models/families/registry.h"
@@ -23,11 +24,14 @@ void describe_command(CLI::App& app) {
       "  stg inspect DIR       summarise a trace directory (--json); --schedule NAME draws "
       "a schedule\n"
       "  stg dot DIR --rank R  one rank's trace as a Graphviz graph\n"
+      "  stg plans --gpus N    every parallel plan of the model on N GPUs, its memory, FLOPs and "
+      "traffic\n"
       "  stg infer ...         one serving iteration (prefill, decode steps with a KV cache; "
       "--requests, --prompt_len, --decode_steps)\n"
       "Choices: --model_type " +
       stg::models::family_names() +
-      "; --pipeline_schedule none, gpipe, 1f1b, interleaved, zb-h1 or dualpipev; --units stg or "
+      "; --pipeline_schedule none, gpipe, 1f1b, interleaved, zb-h1, dualpipe or dualpipev; --units "
+      "stg or "
       "physical; --chakra_schema_version v0.0.4, v0.0.1 or json. docs/flags.md has every flag "
       "and default.");
   app.get_formatter()->column_width(34);
@@ -128,6 +132,10 @@ void add_model_flags(CLI::App& app, GenerateFlags& f) {
                  kNoBound, kAtLeastOne);
   f.integers.add(app, "--v_head_dim", o.v_head_dim, "MLA per-head value dims (deepseek)", kNoBound,
                  kAtLeastOne);
+  f.integers.add(app, "--mtp_depth", o.mtp_depth,
+                 "multi-token prediction modules after the last block, each predicting one token "
+                 "further (decoder models; DeepSeek-V3: 1)",
+                 stg::kMaxStacks, "an integer from 0 to " + std::to_string(stg::kMaxStacks), 0);
   app.add_option("--tpsp", f.tpsp, "tensor + sequence parallel layouts (0/1)");
   app.add_option("--activation_recompute", f.recompute,
                  "0/none, 1/full: recompute each block's forward before its backward, or "
@@ -138,8 +146,8 @@ void add_model_flags(CLI::App& app, GenerateFlags& f) {
 
 void add_schedule_flags(CLI::App& app, GenerateFlags& f) {
   app.add_option("--pipeline_schedule", f.schedule,
-                 "none (order left to the simulator), gpipe, 1f1b, interleaved, zb-h1 or "
-                 "dualpipev (docs/pipeline_schedules.md)");
+                 "none (order left to the simulator), gpipe, 1f1b, interleaved, zb-h1, dualpipe "
+                 "or dualpipev (docs/pipeline_schedules.md)");
   f.integers.add(app, "--virtual_stages", f.options.virtual_stages,
                  "layer chunks per stage (interleaved)", stg::kMaxStacks,
                  "an integer from 1 to " + std::to_string(stg::kMaxStacks));
@@ -185,6 +193,20 @@ void add_run_flags(CLI::App& app, GenerateFlags& f) {
   app.add_flag("--print_step_figures", f.print_step_figures,
                "after the run, print FLOPs per rank and bytes per parallel axis per rank "
                "(as `stg inspect` does)");
+  app.add_flag("--print_makespan", f.print_makespan,
+               "after the run, replay one rank per pipeline stage with time (as `stg validate "
+               "--replay` times all ranks) and print the step's makespan and each stage's compute "
+               "idle time (the bubble)");
+  app.add_option("--peak_tflops", f.peak_tflops,
+                 "with --print_makespan: ASTRA-sim's \"peak-perf\" in TFLOPS")
+      ->check(kPositive);
+  app.add_option("--mem_bw_gbps", f.mem_bw_gbps,
+                 "with --print_makespan: ASTRA-sim's \"local-mem-bw\" in GB/s")
+      ->check(kPositive);
+  app.add_option("--link_gbps", f.link_gbps,
+                 "with --print_makespan: GB/s per message, a send or collective taking comm_size "
+                 "/ link_gbps")
+      ->check(kPositive);
   app.add_option("--dump_after", o.dump_after,
                  "write the graph after pass PASS as <output_dir>/PASS.csv (--module_csv format)");
   app.add_flag("--validate", f.validate, "validate the output (stg validate) after writing it");

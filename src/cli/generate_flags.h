@@ -34,6 +34,10 @@ struct GenerateFlags {
   bool validate = false;
   bool print_passes = false;
   bool print_step_figures = false;
+  // --print_makespan and its hardware figures (0: not given, the defaults
+  // of stg::tools::MakespanOptions, as `stg validate --replay`'s).
+  bool print_makespan = false;
+  double peak_tflops = 0, mem_bw_gbps = 0, link_gbps = 0;
   bool version = false;
 };
 

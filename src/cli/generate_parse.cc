@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "messages.h"
+#include "stg/options.h"
 #include "stg/util/closest.h"
 
 namespace cli {
@@ -56,29 +57,41 @@ std::string stray_argument(const CLI::App& app, int argc, char** argv) {
     }
     return "unexpected argument '" + arg +
            "': flags start with two dashes (--dp 2) and the subcommands are models, validate, "
-           "inspect and dot (see stg --help)";
+           "inspect, dot and plans (see stg --help)";
   }
   return "";
 }
 
 }  // namespace
 
-std::optional<int> parse_generate_command(CLI::App& app, const IntegerFlags& integers, int argc,
-                                          char** argv) {
+void parse_generate_flags(CLI::App& app, const IntegerFlags& integers, int argc, char** argv) {
   if (const std::string message = stray_argument(app, argc, argv); !message.empty())
-    return fail(message);
+    throw stg::UsageError(message);
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
+  } catch (const CLI::CallForHelp&) {
+    throw;
   } catch (const CLI::ParseError& e) {
     // A value CLI11 cannot convert is an integer flag's: say so in stg's words.
-    if (const std::string message = integers.check(); !message.empty()) return fail(message);
+    if (const std::string message = integers.check(); !message.empty())
+      throw stg::UsageError(message);
     std::string what = e.what();
     std::replace(what.begin(), what.end(), '\n', ' ');
-    return fail(what + " (see stg --help)");
+    throw stg::UsageError(what + " (see stg --help)");
   }
-  if (const std::string message = integers.check(); !message.empty()) return fail(message);
+  if (const std::string message = integers.check(); !message.empty())
+    throw stg::UsageError(message);
+}
+
+std::optional<int> parse_generate_command(CLI::App& app, const IntegerFlags& integers, int argc,
+                                          char** argv) {
+  try {
+    parse_generate_flags(app, integers, argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const stg::UsageError& e) {
+    return fail(e.what());
+  }
   return std::nullopt;
 }
 

@@ -17,4 +17,9 @@ namespace cli {
 std::optional<int> parse_generate_command(CLI::App& app, const IntegerFlags& integers, int argc,
                                           char** argv);
 
+// The same parse for callers that print nothing (the Python module): throws
+// stg::UsageError with the message the command line prints after
+// "stg: error: ", and lets CLI::CallForHelp through.
+void parse_generate_flags(CLI::App& app, const IntegerFlags& integers, int argc, char** argv);
+
 }  // namespace cli

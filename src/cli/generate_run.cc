@@ -2,8 +2,10 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "generate_options.h"
 #include "messages.h"
@@ -13,6 +15,7 @@
 #include "stg/io/output_files.h"
 #include "stg/models/registry.h"
 #include "stg/report/step_figures.h"
+#include "stg/tools/makespan.h"
 #include "stop_signals.h"
 #include "validate_command.h"
 
@@ -41,12 +44,39 @@ std::string with_commas(int64_t n) {
   return digits;
 }
 
+// --print_makespan's figures, checked before anything is written: the
+// hardware flags belong to it, and it replays a whole run.
+std::optional<stg::tools::MakespanOptions> makespan_options(const GenerateFlags& f) {
+  const std::pair<const char*, double> figures[] = {{"--peak_tflops", f.peak_tflops},
+                                                    {"--mem_bw_gbps", f.mem_bw_gbps},
+                                                    {"--link_gbps", f.link_gbps}};
+  if (!f.print_makespan) {
+    for (const auto& [flag, value] : figures)
+      if (value > 0)
+        throw stg::UsageError(std::string(flag) +
+                              " applies to --print_makespan only: add --print_makespan");
+    return std::nullopt;
+  }
+  const stg::Options& o = f.options;
+  if (!o.ranks.empty() || o.shard_count > 1)
+    throw stg::UsageError(std::string(o.ranks.empty() ? "--shard" : "--ranks") +
+                          " writes part of the run, which --print_makespan cannot replay: drop "
+                          "one of them");
+  stg::tools::MakespanOptions m;
+  if (f.peak_tflops > 0) m.roofline.peak_tflops = f.peak_tflops;
+  if (f.mem_bw_gbps > 0) m.roofline.mem_bw_gbps = f.mem_bw_gbps;
+  if (f.link_gbps > 0) m.link_gbps = f.link_gbps;
+  return m;
+}
+
 // "stg: 8 ranks, 9 files, ..." for a whole run, "stg: ranks 32-63 of 64, 32
 // files, ..." for a part (--ranks, --shard): what this process wrote.
-void print_summary(const GenerateFlags& f, const stg::RunSummary& s, double seconds) {
+void print_summary(const GenerateFlags& f, const stg::RunSummary& s, double seconds,
+                   const stg::tools::MakespanResult* makespan) {
   if (!s.memory_report.empty()) std::fputs(s.memory_report.c_str(), stdout);
   if (s.serving) std::fputs(stg::report::format_serving(*s.serving).c_str(), stdout);
   if (f.print_step_figures) std::fputs(stg::report::format_step_figures(s.step).c_str(), stdout);
+  if (makespan) std::fputs(stg::tools::makespan_by_stage_summary(*makespan).c_str(), stdout);
   if (f.quiet) return;
   const bool part = s.first_rank != 0 || s.last_rank != s.ranks - 1;
   const std::string ranks = !part                        ? std::to_string(s.ranks) + " ranks"
@@ -67,6 +97,7 @@ void print_summary(const GenerateFlags& f, const stg::RunSummary& s, double seco
 
 int run(const GenerateFlags& f) {
   if (f.print_passes) return print_passes(f.options);
+  const std::optional<stg::tools::MakespanOptions> timed = makespan_options(f);
   const auto start = std::chrono::steady_clock::now();
   const stg::RunSummary s = generate_traces(f);
   // A signal that came while the files were being moved into place: the
@@ -79,9 +110,15 @@ int run(const GenerateFlags& f) {
   for (const std::string& n : s.notes) note(n);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  print_summary(f, s, seconds);
+  std::optional<stg::tools::MakespanResult> makespan;
+  if (timed) {
+    const std::filesystem::path dir = f.options.output_dir;
+    makespan = stg::tools::makespan_by_stage(dir.string(), (dir / s.comm_group_path).string(),
+                                             s.stages, *timed, f.options.threads);
+  }
+  print_summary(f, s, seconds, makespan ? &*makespan : nullptr);
   if (f.validate) return validate_main({f.options.output_dir});
-  return 0;
+  return makespan && !makespan->completed ? 1 : 0;
 }
 
 }  // namespace

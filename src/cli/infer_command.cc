@@ -72,14 +72,6 @@ void add_serving_flags(CLI::App& app, IntegerFlags& integers, ServingFlags& f) {
                        "GB of memory per GPU: a plan needing more per rank is refused")
             ->check(kPositive),
         "80");
-  group(app.add_option("--peak_tflops", s.peak_tflops,
-                       "the per-phase roofline's peak, as stg validate's")
-            ->check(kPositive),
-        "989");
-  group(app.add_option("--mem_bw_gbps", s.mem_bw_gbps,
-                       "the per-phase roofline's memory bandwidth, as stg validate's")
-            ->check(kPositive),
-        "3350");
 }
 
 }  // namespace
@@ -122,6 +114,12 @@ int infer_main(int argc, char** argv) {
                    serving.serving.decode_replicas))
     return fail("--disaggregate '" + serving.disaggregate +
                 "' is not valid: use P:D, whole numbers >= 1 (e.g. 1:1)");
+  // --peak_tflops and --mem_bw_gbps are the generator's (--print_makespan's
+  // hardware); here they also set the per-phase roofline, so they need no
+  // --print_makespan.
+  if (flags.peak_tflops > 0) serving.serving.peak_tflops = flags.peak_tflops;
+  if (flags.mem_bw_gbps > 0) serving.serving.mem_bw_gbps = flags.mem_bw_gbps;
+  if (!flags.print_makespan) flags.peak_tflops = flags.mem_bw_gbps = 0;
   flags.options.serving = serving.serving;
   return run_generate_command(flags);
 }

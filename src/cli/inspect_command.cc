@@ -58,7 +58,7 @@ void print_nodes(const InspectReport& r) {
     std::printf("  nodes missing attributes: %lld\n",
                 static_cast<long long>(r.nodes_missing_attributes));
   std::printf("\ncompute (COMP_NODE)\n");
-  std::printf("  num_ops total %s (per rank %s .. %s)\n", num(r.compute.num_ops).c_str(),
+  std::printf("  num_ops total %s (per rank %s .. %s)\n", r.compute.num_ops.text().c_str(),
               num(r.compute.num_ops_min).c_str(), num(r.compute.num_ops_max).c_str());
   std::printf("  tensor_size total %s\n", num(r.compute.tensor_size).c_str());
 }
@@ -194,6 +194,29 @@ int inspect_main(const std::vector<std::string>& args) {
     std::fprintf(stderr, "stg inspect: error: %s\n", e.c_str());
   std::fflush(stdout);
   return report.exit_status();
+}
+
+nlohmann::ordered_json inspect_json(const std::vector<std::string>& args) {
+  CLI::App app{"Summarises the per-rank Chakra traces in DIR.", "stg inspect"};
+  stg::tools::InspectOptions options;
+  std::string dir;
+  bool as_json = false;
+  ScheduleChartRequest chart;
+  IntegerFlags integers;
+  add_options(app, integers, options, dir, as_json, chart);
+  parse_command_flags(app, integers, "inspect", args);
+  if (!chart.schedule.empty())
+    throw stg::UsageError(
+        "--schedule draws a chart, which has no JSON: run `stg inspect --schedule " +
+        chart.schedule + "`");
+  if (dir.empty()) throw stg::UsageError("DIR is required: give a trace directory");
+  const InspectReport report = stg::tools::inspect_dir(dir, options);
+  if (report.exit_status() != 0) {
+    std::string errors;
+    for (const std::string& e : report.errors) errors += (errors.empty() ? "" : "; ") + e;
+    throw stg::UsageError(errors);
+  }
+  return to_json(report);
 }
 
 }  // namespace cli

@@ -12,11 +12,12 @@
 #include "generate_run.h"
 #include "infer_command.h"
 #include "inspect_command.h"
+#include "plans_command.h"
 #include "stg/models/presets.h"
 #include "validate_command.h"
 
-// `stg validate DIR`, `stg inspect DIR`, `stg dot DIR`, `stg models`, `stg help`,
-// `stg infer ...` (a serving iteration), `stg generate ...`;
+// `stg validate DIR`, `stg inspect DIR`, `stg dot DIR`, `stg plans ...`, `stg models`,
+// `stg help`, `stg infer ...` (a serving iteration), `stg generate ...`;
 // anything else is the generator's own command line.
 int dispatch(int argc, char** argv, int (*generate_main)(int, char**)) {
   const std::string command = argc > 1 ? argv[1] : "";
@@ -24,6 +25,7 @@ int dispatch(int argc, char** argv, int (*generate_main)(int, char**)) {
   if (command == "validate") return cli::validate_main(rest);
   if (command == "inspect") return cli::inspect_main(rest);
   if (command == "dot") return cli::dot_main(rest);
+  if (command == "plans") return cli::plans_main(rest);
   if (command == "infer") return cli::infer_main(argc - 1, argv + 1);
   if (command == "models") {
     std::fputs(stg::models::models_table().c_str(), stdout);

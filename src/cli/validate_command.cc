@@ -7,6 +7,7 @@
 
 #include "command_line.h"
 #include "stg/options.h"
+#include "stg/tools/validate_json.h"
 
 namespace cli {
 namespace {
@@ -53,17 +54,26 @@ void print_warnings(const stg::tools::ValidationReport& report) {
         report.roofline.mem_bw_gbps);
 }
 
-void add_options(CLI::App& app, IntegerFlags& integers, stg::tools::ValidateOptions& options,
-                 std::string& dir, std::string& timeline_file) {
-  app.add_option("DIR", dir, "directory of per-rank traces")->required();
+// What `stg validate` was asked for.
+struct ValidateRequest {
+  stg::tools::ValidateOptions options;
+  std::string dir;
+  std::string timeline_file;
+  bool as_json = false;
+  IntegerFlags integers;
+};
+
+void add_options(CLI::App& app, ValidateRequest& r) {
+  stg::tools::ValidateOptions& options = r.options;
+  app.add_option("DIR", r.dir, "directory of per-rank traces")->required();
   app.add_option("--comm_group,--comm_group_file", options.comm_group_file,
                  "comm-group JSON (default: the one in DIR)")
       ->check(kFileName);
-  integers.add(app, "--threads", options.threads, "reader threads (default: one per core)",
-               stg::kMaxThreads,
-               "an integer up to " + std::to_string(stg::kMaxThreads) + " (0: one per core)");
-  integers.add(app, "--show", options.max_shown, "violations printed per rule (default 5)",
-               std::numeric_limits<int>::max(), "an integer >= 0", 0);
+  r.integers.add(app, "--threads", options.threads, "reader threads (default: one per core)",
+                 stg::kMaxThreads,
+                 "an integer up to " + std::to_string(stg::kMaxThreads) + " (0: one per core)");
+  r.integers.add(app, "--show", options.max_shown, "violations printed per rule (default 5)",
+                 std::numeric_limits<int>::max(), "an integer >= 0", 0);
   app.add_flag("--require_pg_name", options.require_pg_name,
                "v0.0.4 collectives must use the string attribute pg_name");
   app.add_flag("--replay", options.replay,
@@ -79,11 +89,37 @@ void add_options(CLI::App& app, IntegerFlags& integers, stg::tools::ValidateOpti
                  "the makespan: GB/s per message, a send or collective taking comm_size / "
                  "link_gbps (default 100)")
       ->check(kPositive);
-  app.add_option("--timeline", timeline_file,
+  app.add_option("--timeline", r.timeline_file,
                  "with --replay: write the makespan's order as Chrome trace-event JSON to FILE "
                  "(Perfetto, chrome://tracing): one process per rank, compute and communication "
                  "tracks")
       ->check(kFileName);
+  app.add_flag("--json", r.as_json, "print the report as JSON");
+}
+
+void describe(CLI::App& app) {
+  app.footer(
+      "Exit status: 0 clean, 1 violations or a stuck replay, 2 unreadable input or usage "
+      "error.");
+}
+
+// The checks after parsing; "" or the usage error.
+std::string check_request(ValidateRequest& r) {
+  if (!r.timeline_file.empty() && !r.options.replay)
+    return "--timeline " + r.timeline_file +
+           " needs --replay (the timeline is the replay's): add --replay";
+  r.options.makespan = r.options.replay;
+  r.options.timeline = !r.timeline_file.empty();
+  return "";
+}
+
+// Writes --timeline FILE when asked and the makespan ran; false when it
+// cannot be written.
+bool write_timeline(const ValidateRequest& r, const stg::tools::ValidationReport& report) {
+  if (!r.options.timeline || !report.makespan || !report.makespan->completed) return true;
+  std::ofstream out(r.timeline_file, std::ios::binary | std::ios::trunc);
+  out << stg::tools::chrome_trace_json(report.makespan->timeline);
+  return static_cast<bool>(out.flush());
 }
 
 }  // namespace
@@ -105,38 +141,48 @@ void print_validation(const stg::tools::ValidationReport& report) {
 
 int validate_main(const std::vector<std::string>& args) {
   CLI::App app{kValidateRules, "stg validate"};
-  app.footer(
-      "Exit status: 0 clean, 1 violations or a stuck replay, 2 unreadable input or usage "
-      "error.");
-  stg::tools::ValidateOptions options;
-  std::string dir;
-  IntegerFlags integers;
-  std::string timeline_file;
-  add_options(app, integers, options, dir, timeline_file);
-  if (const auto done = parse_command(app, integers, "validate", args)) return *done;
-  if (!timeline_file.empty() && !options.replay) {
-    std::fprintf(stderr,
-                 "stg validate: error: --timeline %s needs --replay (the timeline is the "
-                 "replay's): add --replay\n",
-                 timeline_file.c_str());
+  describe(app);
+  ValidateRequest r;
+  add_options(app, r);
+  if (const auto done = parse_command(app, r.integers, "validate", args)) return *done;
+  if (const std::string error = check_request(r); !error.empty()) {
+    std::fprintf(stderr, "stg validate: error: %s\n", error.c_str());
     return 2;
   }
-  options.makespan = options.replay;
-  options.timeline = !timeline_file.empty();
-  const stg::tools::ValidationReport report = stg::tools::validate_dir(dir, options);
-  print_validation(report);
-  if (options.timeline && report.makespan && report.makespan->completed) {
-    std::ofstream out(timeline_file, std::ios::binary | std::ios::trunc);
-    out << stg::tools::chrome_trace_json(report.makespan->timeline);
-    if (!out.flush()) {
-      std::fprintf(stderr, "stg validate: error: --timeline %s cannot be written\n",
-                   timeline_file.c_str());
-      return 2;
-    }
-    std::printf("timeline: %zu events written to %s\n", report.makespan->timeline.size(),
-                timeline_file.c_str());
+  const stg::tools::ValidationReport report = stg::tools::validate_dir(r.dir, r.options);
+  if (r.as_json) {
+    std::printf("%s\n", stg::tools::to_json(report).dump(1).c_str());
+    std::fflush(stdout);
+  } else {
+    print_validation(report);
   }
+  if (!write_timeline(r, report)) {
+    std::fprintf(stderr, "stg validate: error: --timeline %s cannot be written\n",
+                 r.timeline_file.c_str());
+    return 2;
+  }
+  if (r.options.timeline && report.makespan && report.makespan->completed && !r.as_json)
+    std::printf("timeline: %zu events written to %s\n", report.makespan->timeline.size(),
+                r.timeline_file.c_str());
   return report.exit_status();
+}
+
+nlohmann::ordered_json validate_json(const std::vector<std::string>& args) {
+  CLI::App app{kValidateRules, "stg validate"};
+  describe(app);
+  ValidateRequest r;
+  add_options(app, r);
+  parse_command_flags(app, r.integers, "validate", args);
+  if (const std::string error = check_request(r); !error.empty()) throw stg::UsageError(error);
+  const stg::tools::ValidationReport report = stg::tools::validate_dir(r.dir, r.options);
+  if (report.exit_status() == 2) {
+    std::string errors;
+    for (const std::string& e : report.errors) errors += (errors.empty() ? "" : "; ") + e;
+    throw stg::UsageError(errors.empty() ? report.verdict() : errors);
+  }
+  if (!write_timeline(r, report))
+    throw stg::UsageError("--timeline " + r.timeline_file + " cannot be written");
+  return stg::tools::to_json(report);
 }
 
 }  // namespace cli

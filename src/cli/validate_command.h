@@ -1,6 +1,7 @@
 // `stg validate`: its command line and how its report is printed.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -14,9 +15,15 @@ void print_validation(const stg::tools::ValidationReport& report);
 
 // `stg validate` with the arguments after the word "validate":
 //   DIR [--comm_group FILE] [--threads N] [--show N] [--require_pg_name]
-//       [--replay] [--peak_tflops X] [--mem_bw_gbps X]
+//       [--replay] [--peak_tflops X] [--mem_bw_gbps X] [--link_gbps X]
+//       [--timeline FILE] [--json]
 // Returns the exit status (0 clean, 1 violations, 2 unreadable input or
 // usage error).
 int validate_main(const std::vector<std::string>& args);
+
+// The same command as a value, what it prints with --json (the Python
+// module's stg.validate): throws stg::UsageError on a usage error or
+// unreadable input (exit status 2), with the command's message.
+nlohmann::ordered_json validate_json(const std::vector<std::string>& args);
 
 }  // namespace cli

@@ -26,6 +26,7 @@
 #include "stg/passes/insert_axis_send_recv.h"
 #include "stg/passes/insert_collectives.h"
 #include "stg/passes/insert_send_recv.h"
+#include "stg/passes/mirror_model.h"
 #include "stg/passes/pipeline.h"
 #include "stg/report/attention_kv.h"
 #include "stg/report/stage_figures.h"
@@ -124,8 +125,9 @@ passes::PassManager build_pipeline(const Options& o, const models::Workload& w, 
   if (!w.bindings.empty()) pm.emplace<passes::BindSymbols>(w.bindings);
   w.kind->add_graph_passes(pm, o, w, flat);
   pm.emplace<passes::AssignStages>(
-      w.model.num_blocks, lower::schedule_chunks(o.pipeline_schedule, o.virtual_stages),
+      w.model.num_blocks, lower::model_chunks(o.pipeline_schedule, o.virtual_stages),
       lower::v_shaped(o.pipeline_schedule), o.pp_balance_cost, w.pools);
+  if (o.pipeline_schedule == lower::Schedule::kDualPipe) pm.emplace<passes::MirrorModel>();
   pm.emplace<passes::InsertSendRecv>();
   // Ring attention's K/V chunks go round the cp ring.
   if (o.cp_algo == CpAlgo::kRing && o.degree["sp"] > 1) pm.emplace<passes::InsertAxisSendRecv>();
@@ -164,17 +166,14 @@ lower::LowerOptions lower_options(const Options& o, const models::Workload& w) {
   require(o.virtual_stages == 1 || lo.schedule == lower::Schedule::kInterleaved,
           "--virtual_stages applies to --pipeline_schedule interleaved only: add it or drop "
           "--virtual_stages");
-  require(lo.schedule != lower::Schedule::kDualPipe,
-          "--pipeline_schedule dualpipe is not generated (its two directions need two copies of "
-          "the model in one step; `stg inspect --schedule dualpipe` draws it): use dualpipev, "
-          "the same order cut in half on one copy");
   const int chunks = lower::schedule_chunks(lo.schedule, o.virtual_stages);
+  const int model_chunks = lower::model_chunks(lo.schedule, o.virtual_stages);
   const int64_t pp = w.mesh.stages();
   const std::string too_few =
       lower::schedule_requirement(lo.schedule, static_cast<int>(pp), w.micro_batches);
   require(too_few.empty(), too_few);
-  require(chunks == 1 || pp * chunks <= w.model.num_blocks,
-          "--pp " + std::to_string(pp) + " x --virtual_stages " + std::to_string(chunks) +
+  require(model_chunks == 1 || pp * model_chunks <= w.model.num_blocks,
+          "--pp " + std::to_string(pp) + " x --virtual_stages " + std::to_string(model_chunks) +
               " is larger than --num_stacks " + std::to_string(w.model.num_blocks) +
               ": every virtual stage needs at least one block");
   if (lo.schedule == lower::Schedule::kInterleaved)
@@ -297,7 +296,8 @@ LoweredRun lower_run(const Options& o, models::Workload& w, const lower::LowerOp
                         templates);
     const lower::RecvTags tags = lower::recv_tags(run.graph, static_cast<int>(w.mesh.stages()));
     for (int s = first_stage; s <= last_stage; ++s)
-      run.stages[s].emplace(std::move(templates[s]), tags, w.micro_batches, schedule, lo.order);
+      run.stages[s].emplace(std::move(templates[s]), tags,
+                            lower::replica_count(lo.schedule, w.micro_batches), schedule, lo.order);
   } catch (const lower::FlatUnsupported& e) {
     throw UsageError(std::string("the micro-batches of this model cannot be written from one: ") +
                      e.what() + "; use one micro-batch (--micro_batch equal to --batch)");
@@ -531,6 +531,7 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   summary.memory_report = std::move(memory.text);
   summary.step = step_of_run(run.stages, w.mesh, first_rank, last_rank, lo.kernel_flops);
   summary.ranks = layout.num_ranks();
+  summary.stages = layout.pp();
   summary.comm_group_path = out.comm_group_name;
   const std::string groups = layout.comm_group_json();
   WriteContext c{o, out, layout, run.stages, files, listen, threads};
@@ -574,6 +575,40 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
                   (o.dump_after.empty() ? 0 : 1);
   summary.bytes = c.bytes;
   summary.nodes = c.nodes;
+  return summary;
+}
+
+PlanSummary plan(const Options& options) {
+  Options o = options;
+  o.print_gpu_vram = true;  // the memory per rank is part of a plan
+  for (int r = 0; r < mesh::kNumAxes; ++r) check_degree(mesh::kAxes[r].flag, o.degree.row(r));
+  resolve_outputs(o);  // the same refusals as a run
+  models::Workload w = models::build_workload(o);
+  const lower::LowerOptions lo = lower_options(o, w);
+  const int threads = thread_count(o);
+  const mesh::RankLayout layout(w.mesh);
+  const int last_stage = static_cast<int>(w.mesh.stages()) - 1;
+  ProgressListener silent;
+  LoweredRun run;
+  try {
+    run = lower_run(o, w, lo, threads, 0, last_stage, silent);
+  } catch (const expr::SizeError& e) {
+    throw UsageError(e.what());
+  }
+  PlanSummary summary;
+  summary.ranks = layout.num_ranks();
+  summary.ranks_per_stage = layout.ranks_per_stage();
+  summary.micro_batches = w.micro_batches;
+  for (const auto& stage : run.stages) {
+    const int64_t n = stage ? static_cast<int64_t>(stage->num_nodes()) : 0;
+    summary.nodes_per_stage.push_back(n);
+    summary.nodes += n * summary.ranks_per_stage;
+  }
+  MemoryReport memory = memory_report(o, w, lo, run.graph, layout.ranks_per_stage());
+  summary.memory = std::move(memory.by_stage);
+  summary.memory_report = std::move(memory.text);
+  summary.step = step_of_run(run.stages, w.mesh, 0, summary.ranks - 1, lo.kernel_flops);
+  summary.notes = std::move(w.notes);
   return summary;
 }
 

@@ -25,6 +25,7 @@ namespace stg {
 
 struct RunSummary {
   int64_t ranks = 0;                       // of the whole run
+  int64_t stages = 1;                      // pipeline stages of the run
   int64_t first_rank = 0, last_rank = -1;  // the ranks written (a part: --ranks, --shard)
   int64_t files = 0;                       // files written, and their bytes
   int64_t bytes = 0;
@@ -95,5 +96,22 @@ std::vector<StageGraph> lower_stages(const graph::Graph& g, const models::Worklo
 // (io::OutputError) or a stop request (io/cancel.h; the command line sets it
 // on SIGINT, SIGTERM, SIGHUP) leaves the directory as it was.
 RunSummary generate(const Options& options, ProgressListener* progress = nullptr);
+
+// The figures of a run without its files (the Python module's stg.plan):
+// the options checked as generate() checks them, every stage lowered, and
+// what the run would report, the memory per rank of every stage whether or
+// not --print_gpu_vram asks for it.
+struct PlanSummary {
+  int64_t ranks = 0;
+  int64_t ranks_per_stage = 0;
+  int micro_batches = 1;
+  std::vector<int64_t> nodes_per_stage;  // nodes in the file of each rank of a stage
+  int64_t nodes = 0;                     // in all ranks' files
+  std::string memory_report;
+  std::vector<report::StageMemory> memory;
+  report::StepFigures step;  // every rank
+  std::vector<std::string> notes;
+};
+PlanSummary plan(const Options& options);
 
 }  // namespace stg

@@ -118,6 +118,9 @@ struct Options {
   // compression ranks, the per-head dims without and with rotary embedding
   // and of the values.
   std::optional<int64_t> q_lora_rank, kv_lora_rank, qk_nope_dim, qk_rope_dim, v_head_dim;
+  // Multi-token prediction (DeepSeek-V3): the MTP modules after the last
+  // block, each predicting one token further (unset or 0: none).
+  std::optional<int64_t> mtp_depth;
   // The model's own choice of one weight for the input and output embedding
   // (a preset's or a config's tie_word_embeddings); --tie_embeddings wins.
   std::optional<bool> model_tied_embeddings;

@@ -47,7 +47,7 @@ inline void add_schedule_ctrl_deps(stg::StageGraph& s, const stg::lower::LowerOp
       steps.back().micro_batch = mb;
     }
   if (phases.empty())
-    steps = stg::lower::schedule_steps(o.schedule, s.stage, pp, o.micro_batches, o.chunks);
+    steps = stg::lower::replica_steps(o.schedule, s.stage, pp, o.micro_batches, o.chunks);
   const std::vector<int> step_of =
       step_of_nodes(s, steps, stg::lower::separates_weight_gradients(o.schedule));
   const int n = static_cast<int>(s.nodes.size());

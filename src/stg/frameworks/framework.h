@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "stg/options.h"
 #include "stg/passes/insert_collectives.h"
 #include "stg/passes/pass.h"
+#include "stg/report/megatron_memory.h"
 #include "stg/report/memory.h"
 
 namespace stg::models {
@@ -31,6 +33,14 @@ namespace stg::frameworks {
 struct MemoryReport {
   std::vector<report::StageMemory> by_stage;
   std::string text;
+};
+
+// The memory report as the plan sweep evaluates it (sweep/): the terms of
+// the graph's tensors at their places, and the formula of the activations
+// when they follow one instead of the graph's buffers.
+struct MemoryModel {
+  std::vector<report::MemoryTerm> terms;
+  std::optional<report::MegatronMemoryOptions> activation_formula;
 };
 
 class Framework {
@@ -75,6 +85,10 @@ class Framework {
   virtual MemoryReport memory_report(const Options& o, const models::Workload& w,
                                      const lower::LowerOptions& lo, const graph::Graph& g,
                                      int64_t ranks_per_stage) const = 0;
+  // The same report as terms at the places `place` gives.
+  virtual MemoryModel memory_model(const Options& o, const models::Workload& w,
+                                   const lower::LowerOptions& lo, const graph::Graph& g,
+                                   const report::PlaceOf& place) const = 0;
 };
 
 }  // namespace stg::frameworks

@@ -32,19 +32,24 @@ using models::require;
 std::vector<report::BlockActivations> block_activations(const models::DecoderSpec& d) {
   using Mlp = report::BlockActivations::Mlp;
   std::vector<report::BlockActivations> out;
-  for (const models::BlockSpec& b : d.blocks)
-    out.push_back(
-        {.grouped_query = b.attention == models::AttentionKind::kGqa,
-         .dropout = d.dropout,
-         .mlp = b.kind == models::BlockKind::kMoe  ? Mlp::kExperts
-                : b.mlp == models::MlpKind::kGated ? Mlp::kSwiglu
-                                                   : Mlp::kGelu,
-         .own_head_dim = b.own_head_dim,
-         .qk_norm = b.qk_norm,
-         .gated_experts = b.kind == models::BlockKind::kMoe && b.mlp == models::MlpKind::kGated,
-         .own_expert_width = b.own_expert_width,
-         .shared_experts = b.shared_experts,
-         .latent_attention = b.attention == models::AttentionKind::kMla});
+  auto add = [&](const models::BlockSpec& b) {
+    const bool mtp = b.kind == models::BlockKind::kMtp;
+    const bool moe = (mtp ? b.mtp_block : b.kind) == models::BlockKind::kMoe;
+    out.push_back({.grouped_query = b.attention == models::AttentionKind::kGqa,
+                   .dropout = d.dropout,
+                   .mlp = moe                                ? Mlp::kExperts
+                          : b.mlp == models::MlpKind::kGated ? Mlp::kSwiglu
+                                                             : Mlp::kGelu,
+                   .own_head_dim = b.own_head_dim,
+                   .qk_norm = b.qk_norm,
+                   .gated_experts = moe && b.mlp == models::MlpKind::kGated,
+                   .own_expert_width = b.own_expert_width,
+                   .shared_experts = b.shared_experts,
+                   .latent_attention = b.attention == models::AttentionKind::kMla,
+                   .mtp_module = mtp});
+  };
+  for (const models::BlockSpec& b : d.blocks) add(b);
+  for (const models::BlockSpec& b : d.mtp) add(b);
   return out;
 }
 
@@ -143,8 +148,25 @@ class Megatron : public Framework {
   MemoryReport memory_report(const Options& o, const models::Workload& w,
                              const lower::LowerOptions& lo, const graph::Graph& g,
                              int64_t ranks_per_stage) const override {
+    const report::MegatronMemoryOptions m = memory_options(o, w, lo);
+    MemoryReport out;
+    out.by_stage = report::megatron_memory_by_stage(g, w.mesh, w.values, m);
+    out.text = report::format_megatron_memory(out.by_stage, ranks_per_stage, m.recompute);
+    return out;
+  }
+  MemoryModel memory_model(const Options& o, const models::Workload& w,
+                           const lower::LowerOptions& lo, const graph::Graph& g,
+                           const report::PlaceOf& place) const override {
+    const report::MegatronMemoryOptions m = memory_options(o, w, lo);
+    return {report::megatron_weight_terms(g, m, place), m};
+  }
+
+ private:
+  report::MegatronMemoryOptions memory_options(const Options& o, const models::Workload& w,
+                                               const lower::LowerOptions& lo) const {
     report::MegatronMemoryOptions m;
     m.blocks = block_activations(w.decoder);
+    m.output_layers = 1 + static_cast<int>(w.decoder.mtp.size());
     m.embedding_dropout = w.decoder.dropout;
     m.sequence_parallel = o.tpsp.value_or(true);
     m.recompute = o.recompute();
@@ -155,10 +177,7 @@ class Megatron : public Framework {
     m.schedule = lo.schedule;
     m.micro_batches = w.micro_batches;
     m.chunks = lo.chunks;
-    MemoryReport out;
-    out.by_stage = report::megatron_memory_by_stage(g, w.mesh, w.values, m);
-    out.text = report::format_megatron_memory(out.by_stage, ranks_per_stage, m.recompute);
-    return out;
+    return m;
   }
 };
 

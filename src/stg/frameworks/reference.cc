@@ -56,16 +56,26 @@ class Reference : public Framework {
   MemoryReport memory_report(const Options&, const models::Workload& w,
                              const lower::LowerOptions& lo, const graph::Graph& g,
                              int64_t ranks_per_stage) const override {
+    MemoryReport out;
+    out.by_stage = report::memory_by_stage(g, w.mesh, w.values, memory_options(w, lo));
+    out.text = report::format_memory(out.by_stage, ranks_per_stage);
+    return out;
+  }
+  MemoryModel memory_model(const Options&, const models::Workload& w, const lower::LowerOptions& lo,
+                           const graph::Graph& g, const report::PlaceOf& place) const override {
+    return {report::memory_terms(g, w.mesh, memory_options(w, lo), place), std::nullopt};
+  }
+
+ private:
+  static report::MemoryOptions memory_options(const models::Workload& w,
+                                              const lower::LowerOptions& lo) {
     report::MemoryOptions m;
     m.mixed_precision = lo.io.mixed_precision;
     m.zero_stage = w.zero_stage;
     m.schedule = lo.schedule;
     m.micro_batches = w.micro_batches;
     m.chunks = lo.chunks;
-    MemoryReport out;
-    out.by_stage = report::memory_by_stage(g, w.mesh, w.values, m);
-    out.text = report::format_memory(out.by_stage, ranks_per_stage);
-    return out;
+    return m;
   }
 };
 

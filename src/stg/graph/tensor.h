@@ -65,7 +65,10 @@ inline bool is_backward(Phase p) {
 struct Placement {
   enum class Kind { kFirst, kBlock, kLast };
   Kind kind = Kind::kBlock;
-  int block = 0;  // index of the transformer block for kBlock
+  // Index of the transformer block for kBlock; blocks numbered from the
+  // model's block count on (models::Model::num_blocks: the multi-token
+  // prediction modules') are placed with the last part.
+  int block = 0;
   // Serving with disaggregated pools (docs/inference.md): 0 the prefill
   // pool's ranks, 1 the decode pool's, each the plan's pipeline stages.
   int pool = 0;

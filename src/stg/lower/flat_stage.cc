@@ -409,8 +409,11 @@ std::vector<FlatStage::StepCopy> FlatStage::steps(const FlatSchedule& schedule) 
     return out;
   }
   const int chunks = schedule_chunks(schedule.schedule, schedule.chunks);
+  // The copies are the graph's replicas (DualPipe: a micro-batch of each
+  // direction, lower::replica_count).
+  const int micro_batches = micro_batches_of_replicas(schedule.schedule, micro_batches_);
   for (const Step& step :
-       schedule_steps(schedule.schedule, one_.stage, stages_, micro_batches_, chunks))
+       replica_steps(schedule.schedule, one_.stage, stages_, micro_batches, chunks))
     if (step.micro_batch < micro_batches_) out.push_back({step, key_tuple(step), 0});
   return out;
 }

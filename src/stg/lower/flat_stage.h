@@ -100,8 +100,9 @@ class FlatStage {
 
   // `one`: the stage lowered from the template graph in reference order,
   // with the schedule of one micro-batch (its ctrl_deps are dropped: the
-  // copies' are derived); `order`: how the copies are numbered. Throws
-  // FlatUnsupported.
+  // copies' are derived); `micro_batches`: the copies, one per replica of
+  // the graph (lower::replica_count); `order`: how the copies are numbered.
+  // Throws FlatUnsupported.
   FlatStage(StageGraph one, const RecvTags& tags, int micro_batches, const FlatSchedule& schedule,
             NodeOrder order = NodeOrder::kReference);
 

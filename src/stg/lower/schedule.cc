@@ -172,6 +172,18 @@ int schedule_chunks(Schedule schedule, int virtual_stages) {
   return 1;
 }
 
+int model_chunks(Schedule schedule, int virtual_stages) {
+  return schedule == Schedule::kDualPipe ? 1 : schedule_chunks(schedule, virtual_stages);
+}
+
+int replica_count(Schedule schedule, int micro_batches) {
+  return schedule == Schedule::kDualPipe ? micro_batches / 2 : micro_batches;
+}
+
+int micro_batches_of_replicas(Schedule schedule, int replicas) {
+  return schedule == Schedule::kDualPipe ? 2 * replicas : replicas;
+}
+
 std::string schedule_requirement(Schedule schedule, int pp, int micro_batches) {
   const std::string m = std::to_string(micro_batches), p = std::to_string(pp);
   if (schedule == Schedule::kDualPipe) {
@@ -242,6 +254,14 @@ std::vector<Step> schedule_steps(Schedule schedule, int stage, int pp, int micro
   return steps;
 }
 
+std::vector<Step> replica_steps(Schedule schedule, int stage, int pp, int micro_batches,
+                                int chunks) {
+  std::vector<Step> steps = schedule_steps(schedule, stage, pp, micro_batches, chunks);
+  if (schedule == Schedule::kDualPipe)
+    for (Step& s : steps) s.micro_batch -= s.chunk * replica_count(schedule, micro_batches);
+  return steps;
+}
+
 std::vector<Step> phase_steps(const std::vector<Step>& phases, int micro_batches) {
   std::vector<Step> steps;
   for (const Step& phase : phases)
@@ -279,11 +299,12 @@ double activations_in_flight(Schedule schedule, int stage, int pp, int micro_bat
     case Schedule::kZbH1:
     case Schedule::kDualPipeV:
     case Schedule::kDualPipe: {
-      // Counted along the order. A DualPipeV chunk is half the stage's
-      // layers; a DualPipe chunk is a whole stage's (its parameters twice).
+      // Counted along the order, in chunks: a replica holds two (DualPipeV:
+      // the two halves of the stage's layers; DualPipe: a whole pipeline
+      // stage of each direction).
       const int peak =
           peak_chunks_in_flight(schedule_steps(schedule, stage, pp, micro_batches, chunks), true);
-      return schedule == Schedule::kDualPipeV ? peak / 2.0 : peak;
+      return schedule == Schedule::kZbH1 ? peak : peak / 2.0;
     }
   }
   return micro_batches;

@@ -44,6 +44,19 @@ bool separates_weight_gradients(Schedule schedule);
 // under DualPipe and DualPipeV, else 1.
 int schedule_chunks(Schedule schedule, int virtual_stages);
 
+// Chunks assign-stages cuts the model into per stage: schedule_chunks, but
+// 1 under DualPipe, whose chunk 1 is a mirrored copy of the model
+// (passes/mirror_model.h) rather than more of its layers.
+int model_chunks(Schedule schedule, int virtual_stages);
+
+// Micro-batch replicas of the training graph (passes/micro_batch.h): one per
+// micro-batch, except under DualPipe, where replica k is micro-batch k on
+// chunk 0 (entering at stage 0) and micro-batch m/2 + k on chunk 1 (entering
+// at stage pp-1 through the mirrored copy), so m/2.
+int replica_count(Schedule schedule, int micro_batches);
+// The number of micro-batches `replicas` replicas stand for.
+int micro_batches_of_replicas(Schedule schedule, int replicas);
+
 // DualPipeV places the model's 2pp stages in a V: chunk 0 of stage s is
 // pipeline stage s, chunk 1 is pipeline stage 2pp-1-s.
 inline bool v_shaped(Schedule schedule) { return schedule == Schedule::kDualPipeV; }
@@ -81,14 +94,20 @@ std::vector<Step> phase_steps(const std::vector<Step>& phases, int micro_batches
 std::vector<Step> schedule_steps(Schedule schedule, int stage, int pp, int micro_batches,
                                  int chunks);
 
-// Largest number of micro-batch forwards whose activations a stage holds at
-// once (in units of a whole stage's activations). Under the schedules that
-// separate W, a micro-batch's activations are held until its W is done.
+// schedule_steps with each step's micro-batch replaced by the replica that
+// runs it (replica_count): the steps of a stage of the training graph.
+std::vector<Step> replica_steps(Schedule schedule, int stage, int pp, int micro_batches,
+                                int chunks);
+
 // Peak number of forwards (a micro-batch on one chunk) whose activations
 // the steps hold: a forward's until its backward's W when `split`, else its
 // backward.
 int peak_chunks_in_flight(const std::vector<Step>& steps, bool split);
 
+// Largest number of micro-batches whose activations a stage holds at once,
+// in units of one replica's activations on the stage (all its chunks; under
+// DualPipe a chunk of each direction). Under the schedules that separate W,
+// a micro-batch's activations are held until its W is done.
 double activations_in_flight(Schedule schedule, int stage, int pp, int micro_batches, int chunks);
 
 }  // namespace stg::lower

@@ -5,9 +5,12 @@
 #include <vector>
 
 #include "stg/models/blocks/block_kinds.h"
+#include "stg/models/blocks/frame.h"
+#include "stg/models/blocks/mtp_module.h"
 #include "stg/models/model_axes.h"
 #include "stg/models/parts/dims.h"
 #include "stg/models/parts/embeddings.h"
+#include "stg/models/parts/mtp_vocabulary.h"
 
 namespace stg::models {
 
@@ -37,12 +40,42 @@ void append_decoder_blocks(Graph& g, const DecoderConfig& c, const KvCache& kv) 
   }
 }
 
+namespace {
+
+std::string mtp_prefix(int depth) { return "mtp." + std::to_string(depth) + "."; }
+
+// The multi-token prediction modules after the output layer: depth k reads
+// the hidden state of the one before (the last block's for the first) and
+// returns its gradient, summed with what that block's output layer returns.
+void append_mtp(Graph& g, const DecoderConfig& c) {
+  using Kind = graph::Placement::Kind;
+  const BlockContext context{c.tpsp, c.experts_per_rank, c.megatron, c.cp};
+  const int n = static_cast<int>(c.spec.blocks.size());
+  std::string out = decoder_block_prefix(n - 1) + "ffn_res.y";
+  std::string dout = decoder_block_prefix(n - 1) + "ffn_res.dy", dout_from_head = "out_emb.dx";
+  for (size_t k = 0; k < c.spec.mtp.size(); ++k) {
+    const int depth = static_cast<int>(k);
+    const std::string p = mtp_prefix(depth);
+    const BlockSpec& spec = c.spec.mtp[k];
+    g.append(block_kind(spec.kind).build(spec, context), p, {}, {Kind::kBlock, n + depth});
+    append_mtp_vocabulary(g, p, mtp_prefix(0), depth, c.tpsp, c.megatron, c.ends_apart);
+    g.link(out, p + MtpPorts::hidden);
+    sum_gradients(g, dout, dout_from_head, p + MtpPorts::dhidden);
+    out = p + MtpPorts::out;
+    dout = p + MtpPorts::dout;
+    dout_from_head = p + MtpPorts::dout_from_head;
+  }
+}
+
+}  // namespace
+
 Model build_decoder(const DecoderConfig& c) {
   Model m;
   const int n = static_cast<int>(c.spec.blocks.size());
   append_decoder_blocks(m.graph, c);
   append_vocabulary(m.graph, decoder_block_prefix(0), decoder_block_prefix(n - 1), c.tpsp,
                     c.megatron);
+  append_mtp(m.graph, c);
   set_decoder_axes(m, c);
   return m;
 }

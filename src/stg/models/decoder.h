@@ -1,6 +1,9 @@
 // A decoder: the input embedding, a list of blocks (each built by its block
 // kind from parts, models/blocks/block_kinds.h; blocks need not be alike)
-// and the output embedding with the loss. The families make its spec from
+// and the output embedding with the loss, then the multi-token prediction
+// modules, if any (blocks/mtp_module.h), placed as blocks numbered after the
+// last (Model::num_blocks + depth - 1: pipeline placement puts them with the
+// last part, recomputation and the memory report treat them as blocks). The families make its spec from
 // the flags (models/families/); the axes are the later reference's, with
 // `ep` when a block has experts.
 #pragma once
@@ -23,6 +26,10 @@ struct DecoderConfig {
   // layer with ep carved out of dp, as the framework chooses.
   MegatronParts megatron;
   ContextParallel cp;  // how attention crosses the cp axis
+  // The first and the last part on different stages (pp > 1 and not
+  // DualPipeV's V): the multi-token prediction modules keep a copy of the
+  // input embedding (models/parts/mtp_vocabulary.h).
+  bool ends_apart = false;
 };
 
 Model build_decoder(const DecoderConfig& config);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "stg/frameworks/framework.h"
+#include "stg/lower/schedule.h"
 #include "stg/models/decoder.h"
 #include "stg/models/families/registry.h"
 #include "stg/models/flag_binding.h"
@@ -154,6 +155,19 @@ void note_unread(Workload& w, const Options& o, const Family& family) {
   note(!mla && o.v_head_dim.has_value(), "--v_head_dim");
 }
 
+// --mtp_depth modules after the last block, each with a block like the
+// last one (DeepSeek-V3: MLA and experts).
+void add_mtp_modules(DecoderSpec& d, const Options& o) {
+  const int64_t depth = o.mtp_depth.value_or(0);
+  require(
+      depth >= 0 && depth <= kMaxStacks,
+      "--mtp_depth " + num(depth) + " is not valid: use an integer from 0 to " + num(kMaxStacks));
+  BlockSpec module = d.blocks.back();
+  module.mtp_block = module.kind;
+  module.kind = BlockKind::kMtp;
+  d.mtp.assign(static_cast<size_t>(depth), module);
+}
+
 // The dimension symbols of the decoders, bound; returns the micro-batch.
 int64_t bind_decoder_dims(Workload& w, const Options& o) {
   const int64_t batch = o.batch.value_or(64);
@@ -190,6 +204,7 @@ Workload decoder_workload(const Options& o, const frameworks::Framework& f, cons
   const int64_t stacks = o.num_stacks.value_or(80);
   Workload w;
   w.decoder = family.decoder(o, stacks >= 1 ? static_cast<int>(stacks) : 1);
+  add_mtp_modules(w.decoder, o);
   const bool moe = w.decoder.any(BlockKind::kMoe);
   // The reference accepts these for every model and ignores some of them:
   // stay compatible with its command lines, but say so instead of ignoring.
@@ -234,17 +249,28 @@ Workload decoder_workload(const Options& o, const frameworks::Framework& f, cons
     note(o.kvhead.has_value(), "--kvhead (grouped-query attention is --model_type llama)");
   w.zero_stage = zero_stage(o);
   const MegatronParts megatron = f.decoder_parts(o, w.decoder, w.zero_stage);
+  // Under DualPipeV the first and the last part share stage 0.
+  const bool ends_apart = pp > 1 && !lower::v_shaped(o.pipeline_schedule);
   w.model = build({.spec = w.decoder,
                    .tpsp = tpsp,
                    .experts_per_rank = moe ? static_cast<int>(v.at("Experts") / ep) : 0,
                    .megatron = megatron,
-                   .cp = {o.cp_algo, static_cast<int>(degree["sp"])}});
+                   .cp = {o.cp_algo, static_cast<int>(degree["sp"])},
+                   .ends_apart = ends_apart});
   w.micro_batches = static_cast<int>(batch / micro);
   w.bindings = zero_bindings(w.zero_stage);
   w.micro_batch_renames = {{"Batch", expr::Expr::symbol("MicroBatch")}};
   bind_axes(w, degree, {Spelling::kLater});
-  if (megatron.tied_stages_apart)
+  // Tied embeddings, or the input embedding's copy on the multi-token
+  // prediction modules' stage (models/parts/mtp_vocabulary.h).
+  if (megatron.tied_stages_apart || (!w.decoder.mtp.empty() && ends_apart))
     w.embedding_group = w.mesh.add_stage_group({"embedding", {0, w.mesh.stages() - 1}});
+  // DualPipe's two copies of each pipeline stage's parameters: stages i and pp-1-i.
+  if (o.pipeline_schedule == lower::Schedule::kDualPipe)
+    for (int64_t s = 0; s < pp / 2; ++s) {
+      const int group = w.mesh.add_stage_group({"dualpipe", {s, pp - 1 - s}});
+      if (s == 0) w.mirror_group = group;
+    }
   if (megatron.reduce_over_dp_cp && degree["dp"] > 1 && degree["sp"] > 1)
     w.mesh.add_axis_product({"dp x cp", {w.mesh.find("dp"), w.mesh.find("sp")}});
   check_weight_dims(w);

@@ -136,6 +136,7 @@ std::vector<std::string> apply_hf_config(const std::string& path, Options& o) {
   fill(o.qk_nope_dim, d.qk_nope_dim);
   fill(o.qk_rope_dim, d.qk_rope_dim);
   fill(o.v_head_dim, d.v_head_dim);
+  fill(o.mtp_depth, d.mtp_depth);
   if (!o.model_tied_embeddings) o.model_tied_embeddings = d.tied_embeddings;
   return notes;
 }

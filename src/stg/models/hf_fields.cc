@@ -43,21 +43,29 @@ std::optional<int64_t> HfConfig::optional_size(const std::vector<std::string>& n
   return size_of(found, *v);
 }
 
+std::optional<int64_t> HfConfig::optional_count(const std::vector<std::string>& names) const {
+  std::string found;
+  const json* v = lookup(names, found);
+  if (!v) return std::nullopt;
+  return size_of(found, *v, 0);
+}
+
 int64_t HfConfig::required_size(const std::vector<std::string>& names) const {
   std::optional<int64_t> v = optional_size(names);
   if (!v) fail("field " + spell(names) + " is missing: a " + architecture_ + " config needs it");
   return *v;
 }
 
-int64_t HfConfig::size_of(const std::string& field, const json& v) const {
+int64_t HfConfig::size_of(const std::string& field, const json& v, int64_t least) const {
   const bool fits =
       v.is_number_integer() &&
       (!v.is_number_unsigned() ||
        v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max()));
-  if (!fits || v.get<int64_t>() < 1) {
+  if (!fits || v.get<int64_t>() < least) {
     std::string text = v.dump();
     if (text.size() > 40) text = text.substr(0, 37) + "...";
-    fail("field '" + field + "' is " + text + ": expected a whole number >= 1");
+    fail("field '" + field + "' is " + text +
+         ": expected a whole number >= " + std::to_string(least));
   }
   return v.get<int64_t>();
 }

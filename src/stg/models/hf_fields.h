@@ -23,13 +23,15 @@ class HfConfig {
   // nullptr. Sets `found` to the name that matched.
   const nlohmann::json* lookup(const std::vector<std::string>& names, std::string& found) const;
   std::optional<int64_t> optional_size(const std::vector<std::string>& names) const;
+  // A count that may be 0 (a whole number >= 0).
+  std::optional<int64_t> optional_count(const std::vector<std::string>& names) const;
   int64_t required_size(const std::vector<std::string>& names) const;
 
   // The model class the messages name ("a LlamaForCausalLM config needs it").
   void set_architecture(const std::string& a) { architecture_ = a; }
 
  private:
-  int64_t size_of(const std::string& field, const nlohmann::json& v) const;
+  int64_t size_of(const std::string& field, const nlohmann::json& v, int64_t least = 1) const;
 
   std::string path_;
   nlohmann::json root_;
@@ -44,6 +46,7 @@ struct HfDims {
   // The 2025-26 families' (docs/models_2025.md).
   std::optional<int64_t> head_dim, dff_expert, shared_experts, dense_blocks;
   std::optional<int64_t> q_lora_rank, kv_lora_rank, qk_nope_dim, qk_rope_dim, v_head_dim;
+  std::optional<int64_t> mtp_depth;
   std::optional<bool> tied_embeddings;
   // Fields that change the model but that stg does not model, by name.
   std::vector<std::string> notes;

@@ -113,6 +113,7 @@ void apply_preset(const Preset& p, Options& o) {
   fill_given(o.qk_nope_dim, p.qk_nope_dim);
   fill_given(o.qk_rope_dim, p.qk_rope_dim);
   fill_given(o.v_head_dim, p.v_head_dim);
+  fill_given(o.mtp_depth, p.mtp_depth);
   if (family.reads_tied_embeddings && !o.model_tied_embeddings)
     o.model_tied_embeddings = p.tied_embeddings;
 }

@@ -34,6 +34,7 @@ struct Preset {
   bool tied_embeddings = false;
   // Multi-head latent attention (DeepSeek).
   int64_t q_lora_rank = 0, kv_lora_rank = 0, qk_nope_dim = 0, qk_rope_dim = 0, v_head_dim = 0;
+  int64_t mtp_depth = 0;  // multi-token prediction modules (DeepSeek-V3: 1)
 };
 
 // Every preset, family by family in the registry's order (`stg models`).

@@ -17,6 +17,7 @@ void refuse_later_flags(const Options& o) {
   refuse(o.kexperts.has_value(), "--kexperts");
   refuse(o.micro_batch.has_value(), "--micro_batch");
   refuse(o.tpsp.has_value(), "--tpsp");
+  refuse(o.mtp_depth.has_value(), "--mtp_depth");
   refuse(o.degree["ep"] != 1, "--ep");
 }
 

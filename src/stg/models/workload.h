@@ -52,6 +52,10 @@ struct Workload {
   // Mesh group index of Megatron's embedding group (tied embeddings on
   // stages apart), or -1.
   int embedding_group = -1;
+  // Under --pipeline_schedule dualpipe: the mesh group index of the stage
+  // group of stages 0 and pp-1, followed by those of stages i and pp-1-i
+  // (passes/sum_mirrored_gradients.h), or -1.
+  int mirror_group = -1;
   // Things worth telling the user that do not stop the run (flags that have
   // no effect); the command line prints them as "stg: note: ...".
   std::vector<std::string> notes;

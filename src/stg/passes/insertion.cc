@@ -17,6 +17,12 @@ int Insertions::after(int anchor, graph::Tensor t) {
   return i;
 }
 
+int Insertions::after(int anchor, graph::Tensor t, std::shared_ptr<const graph::OpResult> known) {
+  const int i = g_.add(std::move(t), std::move(known));
+  after_.at(anchor).push_back(i);
+  return i;
+}
+
 void Insertions::apply() {
   if (g_.size() == original_) return;
   std::vector<int> order;

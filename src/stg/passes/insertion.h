@@ -4,6 +4,7 @@
 // order lowering numbers nodes in.
 #pragma once
 
+#include <memory>
 #include <vector>
 
 #include "stg/graph/graph.h"
@@ -19,6 +20,8 @@ class Insertions {
   // or right after it (after earlier insertions after `anchor`).
   int before(int anchor, graph::Tensor t);
   int after(int anchor, graph::Tensor t);
+  // A copy of a tensor with the same op and views, whose op result is known.
+  int after(int anchor, graph::Tensor t, std::shared_ptr<const graph::OpResult> known);
 
   // Moves the inserted tensors into place; indices change.
   void apply();

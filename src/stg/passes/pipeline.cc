@@ -38,6 +38,11 @@ std::vector<int> stages_by_cost(const std::vector<double>& cost, int stages) {
   return stage;
 }
 
+bool placed_with_last(const graph::Placement& p, int num_blocks) {
+  using Kind = graph::Placement::Kind;
+  return p.kind == Kind::kLast || (p.kind == Kind::kBlock && p.block >= num_blocks);
+}
+
 namespace {
 
 // The work of each pipeline unit: its ops' FLOPs (or operation counts),
@@ -58,9 +63,10 @@ std::vector<double> unit_costs(const graph::Graph& g, const expr::Values& values
       continue;  // a symbol bound later (e.g. a shard count): not the blocks' work
     }
     const graph::Placement& p = t.placement;
-    const int unit = p.kind == Kind::kFirst  ? (own_ends ? 0 : 0)
-                     : p.kind == Kind::kLast ? (own_ends ? num_blocks + 1 : num_blocks - 1)
-                                             : p.block + (own_ends ? 1 : 0);
+    const int unit = p.kind == Kind::kFirst ? (own_ends ? 0 : 0)
+                     : placed_with_last(p, num_blocks)
+                         ? (own_ends ? num_blocks + 1 : num_blocks - 1)
+                         : p.block + (own_ends ? 1 : 0);
     cost[unit] += v;
   }
   return cost;
@@ -80,13 +86,14 @@ void assign_stages(graph::Graph& g, int pp, int num_blocks, int chunks, bool v_s
     by_cost = stages_by_cost(unit_costs(g, *cost_values, num_blocks, own_ends), pp * chunks);
   for (size_t i = 0; i < g.size(); ++i) {
     const graph::Placement& p = g[static_cast<int>(i)].placement;
-    const int unit = own_ends ? (p.kind == Kind::kFirst  ? 0
-                                 : p.kind == Kind::kLast ? num_blocks + 1
-                                                         : p.block + 1)
+    const bool last = placed_with_last(p, num_blocks);
+    const int unit = own_ends ? (p.kind == Kind::kFirst ? 0
+                                 : last                 ? num_blocks + 1
+                                                        : p.block + 1)
                               : p.block;
-    const int virtual_stage = !own_ends && p.kind == Kind::kFirst  ? 0
-                              : !own_ends && p.kind == Kind::kLast ? pp * chunks - 1
-                              : cost_values                        ? by_cost[unit]
+    const int virtual_stage = !own_ends && p.kind == Kind::kFirst ? 0
+                              : !own_ends && last                 ? pp * chunks - 1
+                              : cost_values                       ? by_cost[unit]
                                             : stage_of_block(unit, units, pp * chunks);
     // Placement does not enter an op's result: the cached result stays.
     graph::Tensor& t = g.mutable_tensor_keep_result(static_cast<int>(i));

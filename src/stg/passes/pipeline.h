@@ -1,7 +1,8 @@
 // Pipeline stage assignment (docs/facts.md §7): blocks go to stages in
 // contiguous, balanced runs (earlier stages take the remainder), the first
 // part (input embedding) to stage 0 and the last part (output embedding,
-// loss) to the last stage. Sets Tensor::stage and Tensor::chunk; the edges
+// loss), with the blocks numbered from `num_blocks` on (multi-token
+// prediction's), to the last stage. Sets Tensor::stage and Tensor::chunk; the edges
 // that cross stages become send/recv pairs in insert_send_recv.
 #pragma once
 
@@ -10,6 +11,11 @@
 #include "stg/passes/pass.h"
 
 namespace stg::passes {
+
+// Whether a tensor goes with the last part: the last part's, and the blocks
+// numbered from `num_blocks` on (multi-token prediction's, which follow the
+// output layer).
+bool placed_with_last(const graph::Placement& p, int num_blocks);
 
 // Stage of block `block` of `num_blocks` under contiguous balanced placement.
 int stage_of_block(int block, int num_blocks, int pp);

@@ -47,8 +47,8 @@ double block_activation_bytes(const mesh::Mesh& mesh, const expr::Values& values
   const double b = rank_micro_batch(mesh, values);
   const double h = value(values, "Dmodel", 1), f = value(values, "Dff", 1);
   const double sbh = s * b * h, sbf = s * b * f;
-  if (o.recompute == Recompute::kFull)  // the block input, 2 bytes
-    return 2 * sbh / (o.sequence_parallel ? t : 1);
+  if (o.recompute == Recompute::kFull)  // the block input (an MTP module's two), 2 bytes
+    return (block.mtp_module ? 4 : 2) * sbh / (o.sequence_parallel ? t : 1);
   // Korthikanti et al. §4.1 count, per element kept for the backward pass
   // (2 bytes, 1 for a dropout mask). gpt: 34·sbh = 10·sbh that tensor
   // parallelism alone does not split + 24·sbh that it does.
@@ -56,9 +56,11 @@ double block_activation_bytes(const mesh::Mesh& mesh, const expr::Values& values
   const double norms = 4 * sbh;                      // the inputs of the two norms
   const double block_inputs = 4 * sbh;               // the QKV and the MLP input (norm outputs)
   const double masks = block.dropout ? 2 * sbh : 0;  // two dropouts, GPT-3 only
-  double attention = 2 * sbh                         // Q
-                     + 4 * sbh * kv                  // K and V
-                     + 2 * sbh;  // the attention output (the projection's input)
+  // An MTP module: its two inputs and the joined pair (2h wide).
+  const double mtp = block.mtp_module ? 2 * sbh + 2 * sbh + 4 * sbh : 0;
+  double attention = 2 * sbh         // Q
+                     + 4 * sbh * kv  // K and V
+                     + 2 * sbh;      // the attention output (the projection's input)
   if (block.own_head_dim || block.qk_norm) {
     // Q (and the output) of Head x HeadDim, K and V of KVHead x HeadDim.
     const double heads = value(values, "Head", 1);
@@ -101,12 +103,53 @@ double block_activation_bytes(const mesh::Mesh& mesh, const expr::Values& values
       mlp = 4 * sbf;
       break;
   }
-  const double replicated = norms + block_inputs + masks;
+  const double replicated = norms + block_inputs + masks + mtp;
   const double split = attention + mlp;
   // Selective recomputation drops the attention's score matrices
   // (5·a·s²·b), which a fused attention kernel never stores: no change.
   return gathered + latents +
          (o.sequence_parallel ? (replicated + split) / t : replicated + split / t);
+}
+
+std::vector<MemoryTerm> megatron_weight_terms(const graph::Graph& g, const MegatronMemoryOptions& o,
+                                              const PlaceOf& place) {
+  using Part = MemoryTerm::Part;
+  const int n = static_cast<int>(g.size());
+  // The update of each weight holds the parameters the rank's optimizer
+  // steps: all of them, or its shard (distributed optimizer, FSDP).
+  std::map<int, int> update_of;
+  for (int i = 0; i < n; ++i)
+    if (g[i].role == Role::kUpdate && g[i].x1 >= 0) update_of[g[i].x1] = i;
+  const double optimizer_bytes = 8 + (o.weight_bytes < 4 ? 4 : 0);
+  std::vector<MemoryTerm> terms;
+  for (int i = 0; i < n; ++i) {
+    const Tensor& w = g[i];
+    if (w.role != Role::kWeight || w.view) continue;
+    const auto u = update_of.find(i);
+    const int updated = u == update_of.end() ? i : u->second;
+    terms.push_back({Part::kParams, place(i), i, static_cast<double>(o.weight_bytes), false});
+    terms.push_back({Part::kGrads, place(i), o.zero_stage >= 2 ? updated : i,
+                     static_cast<double>(o.grad_bytes), false});
+    terms.push_back({Part::kOptimizer, place(i), updated, optimizer_bytes, false});
+  }
+  return terms;
+}
+
+MegatronEnds megatron_end_bytes(const mesh::Mesh& mesh, const expr::Values& values,
+                                const MegatronMemoryOptions& o) {
+  const double t = degree(mesh, mesh::AxisKind::kTensor);
+  const double s = value(values, "Seq", 1) / degree(mesh, mesh::AxisKind::kSequence);
+  const double b = rank_micro_batch(mesh, values);
+  const double sbh = s * b * value(values, "Dmodel", 1);
+  const double replicated_t = o.sequence_parallel ? t : 1;
+  MegatronEnds ends;
+  // The last stage's fp32 logits (vocabulary-parallel) for the loss, and the
+  // inputs of the final norm and of the output layer (Korthikanti §4.3).
+  ends.logits = o.output_layers * 4 * s * b * value(values, "Dvocal", 0) / t;
+  ends.last_inputs = o.output_layers * 4 * sbh / replicated_t;
+  // The first stage: gpt's embedding dropout mask (1 byte per value).
+  ends.first_mask = o.embedding_dropout ? sbh / replicated_t : 0;
+  return ends;
 }
 
 std::vector<StageMemory> megatron_memory_by_stage(const graph::Graph& g, const mesh::Mesh& mesh,
@@ -122,22 +165,24 @@ std::vector<StageMemory> megatron_memory_by_stage(const graph::Graph& g, const m
     if (g[i].role == Role::kWeight && g[i].placement.kind == graph::Placement::Kind::kBlock)
       blocks[g[i].stage].insert(g[i].placement.block);
 
-  // The update of each weight holds the parameters the rank's optimizer
-  // steps: all of them, or its shard (distributed optimizer, FSDP).
-  std::map<int, int> update_of;
-  for (int i = 0; i < n; ++i)
-    if (g[i].role == Role::kUpdate && g[i].x1 >= 0) update_of[g[i].x1] = i;
-  const double optimizer_bytes = 8 + (o.weight_bytes < 4 ? 4 : 0);
-  for (int i = 0; i < n; ++i) {
-    const Tensor& w = g[i];
-    if (w.role != Role::kWeight || w.view) continue;
-    StageMemory& m = stages[w.stage];
-    const double count = elements(g, i, values);
-    const auto u = update_of.find(i);
-    const double updated = u == update_of.end() ? count : elements(g, u->second, values);
-    m.params += count * o.weight_bytes;
-    m.grads += (o.zero_stage >= 2 ? updated : count) * o.grad_bytes;
-    m.optimizer += updated * optimizer_bytes;
+  using Part = MemoryTerm::Part;
+  for (const MemoryTerm& t : megatron_weight_terms(g, o, [&](int i) { return g[i].stage; })) {
+    StageMemory& m = stages[t.place];
+    const double bytes = term_bytes(t, elements(g, t.tensor, values), 1);
+    switch (t.part) {
+      case Part::kParams:
+        m.params += bytes;
+        break;
+      case Part::kGrads:
+        m.grads += bytes;
+        break;
+      case Part::kOptimizer:
+        m.optimizer += bytes;
+        break;
+      case Part::kActivations:
+        m.activations += bytes;
+        break;
+    }
   }
 
   // Blocks of one kind are counted together, so that a list of like
@@ -147,24 +192,21 @@ std::vector<StageMemory> megatron_memory_by_stage(const graph::Graph& g, const m
     if (std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == b; }) ==
         kinds.end())
       kinds.push_back({b, block_activation_bytes(mesh, values, o, b)});
-  const double t = degree(mesh, mesh::AxisKind::kTensor);
-  const double s = value(values, "Seq", 1) / degree(mesh, mesh::AxisKind::kSequence);
-  const double b = rank_micro_batch(mesh, values);
-  const double sbh = s * b * value(values, "Dmodel", 1);
-  const double replicated_t = o.sequence_parallel ? t : 1;
-  // The last stage's fp32 logits (vocabulary-parallel) for the loss, and the
-  // inputs of the final norm and of the output layer (Korthikanti §4.3).
-  const double logits = 4 * s * b * value(values, "Dvocal", 0) / t;
-  const double last_inputs = 4 * sbh / replicated_t;
-  // The first stage: gpt's embedding dropout mask (1 byte per value).
-  const double first_mask = o.embedding_dropout ? sbh / replicated_t : 0;
+  const auto [logits, last_inputs, first_mask] = megatron_end_bytes(mesh, values, o);
   for (int st = 0; st < pp; ++st) {
     StageMemory& m = stages[st];
     m.stage = st;
     m.blocks = static_cast<int>(blocks[st].size());
     m.in_flight = lower::activations_in_flight(o.schedule, st, pp, o.micro_batches, o.chunks);
-    m.logits = (st == pp - 1 ? logits : 0) * m.in_flight;
-    const double ends = (st == pp - 1 ? last_inputs : 0) + (st == 0 ? first_mask : 0);
+    // The pipeline stages the stage holds: its own and, under DualPipe, the
+    // mirrored copy of stage pp-1-st (its blocks are in blocks[st] already).
+    double last = st == pp - 1, first = st == 0;
+    if (o.schedule == lower::Schedule::kDualPipe && pp > 1) {
+      last += st == 0;
+      first += st == pp - 1;
+    }
+    m.logits = last * logits * m.in_flight;
+    const double ends = last * last_inputs + first * first_mask;
     double held = 0;  // the stage's blocks, kind by kind
     for (const auto& [kind, bytes] : kinds) {
       int count = 0;

@@ -13,7 +13,9 @@
 //    micro-batch (docs/megatron.md "Memory per rank"), times the blocks of
 //    the stage and the micro-batches its schedule holds at once, plus the
 //    last stage's fp32 logits and the inputs of its final norm and output
-//    layer, and gpt's embedding dropout mask on the first stage.
+//    layer (once per output layer: the model's and each multi-token
+//    prediction module's), and gpt's embedding dropout mask on the first
+//    stage.
 #pragma once
 
 #include <string>
@@ -43,11 +45,16 @@ struct BlockActivations {
   // Multi-head latent attention: its compressed latents (normed, whole on
   // every tp rank) and its per-head Q, K, V of their own dims.
   bool latent_attention = false;
+  // A multi-token prediction module around the block: its two inputs (the
+  // previous hidden state and the shifted tokens' embedding) before their
+  // norms, and the joined normed pair the projection reads.
+  bool mtp_module = false;
   bool operator==(const BlockActivations&) const = default;
 };
 
 struct MegatronMemoryOptions {
-  std::vector<BlockActivations> blocks;  // by block index
+  std::vector<BlockActivations> blocks;  // by block index, the MTP modules' after the model's
+  int output_layers = 1;                 // the last stage's: 1 + the MTP depth
   bool embedding_dropout = false;        // gpt's embedding dropout mask (first stage)
   bool sequence_parallel = true;         // --tpsp
   Recompute recompute = Recompute::kNone;
@@ -64,6 +71,21 @@ struct MegatronMemoryOptions {
 // bound model dimensions and the mesh degrees.
 double block_activation_bytes(const mesh::Mesh& mesh, const expr::Values& values,
                               const MegatronMemoryOptions& options, const BlockActivations& block);
+
+// The weights' terms of megatron_memory_by_stage, in its order (params,
+// grads, optimizer of each weight, at `place(weight)`).
+std::vector<MemoryTerm> megatron_weight_terms(const graph::Graph& g,
+                                              const MegatronMemoryOptions& options,
+                                              const PlaceOf& place);
+
+// The activation bytes of one micro-batch outside the blocks (Korthikanti
+// §4.3): the last stage's fp32 logits and the inputs of its final norm and
+// output layer, and gpt's embedding dropout mask on the first stage.
+struct MegatronEnds {
+  double logits = 0, last_inputs = 0, first_mask = 0;
+};
+MegatronEnds megatron_end_bytes(const mesh::Mesh& mesh, const expr::Values& values,
+                                const MegatronMemoryOptions& options);
 
 // `g` after the pass pipeline (stages assigned, weight updates added).
 std::vector<StageMemory> megatron_memory_by_stage(const graph::Graph& g, const mesh::Mesh& mesh,

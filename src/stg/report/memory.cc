@@ -40,25 +40,20 @@ bool is_view(const graph::Graph& g, int t) {
 
 }  // namespace
 
-std::vector<StageMemory> memory_by_stage(const graph::Graph& g, const mesh::Mesh& mesh,
-                                         const expr::Values& values, const MemoryOptions& o) {
+std::vector<MemoryTerm> memory_terms(const graph::Graph& g, const mesh::Mesh& mesh,
+                                     const MemoryOptions& o, const PlaceOf& place) {
+  using Part = MemoryTerm::Part;
   const int n = static_cast<int>(g.size());
-  const int pp = static_cast<int>(mesh.stages());
-  std::vector<StageMemory> stages(pp);
-  for (int s = 0; s < pp; ++s) {
-    stages[s].stage = s;
-    stages[s].in_flight =
-        lower::activations_in_flight(o.schedule, s, pp, o.micro_batches, o.chunks);
-  }
   const double param_bytes = o.mixed_precision ? 6 : 4;
   const double act_bytes = o.mixed_precision ? 2 : 4;
   const int data_axis = mesh.find(mesh::AxisKind::kData);
-  const double dp = data_axis < 0 ? 1 : static_cast<double>(mesh.axis(data_axis).degree);
   const std::string dp_symbol = data_axis < 0 ? "" : mesh.axis(data_axis).symbol;
   auto sharded_over_dp = [&](const graph::Graph& graph, int t) {
     return !dp_symbol.empty() && sharded_over(graph, t, dp_symbol);
   };
+  const bool has_dp = data_axis >= 0;
 
+  std::vector<MemoryTerm> terms;
   std::map<int, int> grad_of_weight;
   for (int i = 0; i < n; ++i)
     if (g[i].grad_of >= 0 && g[g[i].grad_of].role == graph::Role::kWeight)
@@ -66,21 +61,20 @@ std::vector<StageMemory> memory_by_stage(const graph::Graph& g, const mesh::Mesh
   for (int i = 0; i < n; ++i) {
     const Tensor& t = g[i];
     if (t.role != graph::Role::kWeight) continue;
-    StageMemory& m = stages[t.stage];
-    const double count = elements(g, i, values);
+    const int at = place(i);
     const bool sharded = sharded_over_dp(g, i);
-    m.params += count * param_bytes;
-    m.optimizer += 8 * count / (o.zero_stage >= 1 && !sharded ? dp : 1);
+    terms.push_back({Part::kParams, at, i, param_bytes, false});
+    terms.push_back({Part::kOptimizer, at, i, 8, has_dp && o.zero_stage >= 1 && !sharded});
     auto grad = grad_of_weight.find(i);
     const bool has_grad = grad != grad_of_weight.end();
-    const double grad_count = has_grad ? elements(g, grad->second, values) : count;
     const bool grad_sharded = has_grad && sharded_over_dp(g, grad->second);
-    m.grads += act_bytes * grad_count / (o.zero_stage >= 2 && !grad_sharded ? dp : 1);
+    terms.push_back({Part::kGrads, at, has_grad ? grad->second : i, act_bytes,
+                     has_dp && o.zero_stage >= 2 && !grad_sharded});
   }
-  // Activations of one micro-batch (the first), scaled by those in flight:
-  // the forward buffers the backward pass reads, directly or through views.
-  // A buffer read on another stage is held there (it arrived by a recv).
-  std::set<std::pair<int, int>> kept;  // (buffer, stage holding it)
+  // Activations of one micro-batch (the first): the forward buffers the
+  // backward pass reads, directly or through views. A buffer read at
+  // another place is held there too (it arrived by a recv).
+  std::set<std::pair<int, int>> kept;  // (buffer, place holding it)
   for (int i = 0; i < n; ++i) {
     const Tensor& t = g[i];
     if (!t.is_backward() || t.micro_batch > 0 || graph::is_comm(t.op)) continue;
@@ -93,11 +87,44 @@ std::vector<StageMemory> memory_by_stage(const graph::Graph& g, const mesh::Mesh
       if (b.is_backward() || b.transient || b.micro_batch != 0 ||
           b.role != graph::Role::kActivation || b.op == Op::kPlaceholder || is_view(g, in))
         continue;
-      kept.insert({in, t.stage});
+      kept.insert({in, place(i)});
     }
   }
-  for (const auto& [buffer, stage] : kept)
-    stages[stage].activations += elements(g, buffer, values) * act_bytes;
+  for (const auto& [buffer, at] : kept)
+    terms.push_back({Part::kActivations, at, buffer, act_bytes, false});
+  return terms;
+}
+
+std::vector<StageMemory> memory_by_stage(const graph::Graph& g, const mesh::Mesh& mesh,
+                                         const expr::Values& values, const MemoryOptions& o) {
+  const int pp = static_cast<int>(mesh.stages());
+  std::vector<StageMemory> stages(pp);
+  for (int s = 0; s < pp; ++s) {
+    stages[s].stage = s;
+    stages[s].in_flight =
+        lower::activations_in_flight(o.schedule, s, pp, o.micro_batches, o.chunks);
+  }
+  const int data_axis = mesh.find(mesh::AxisKind::kData);
+  const double dp = data_axis < 0 ? 1 : static_cast<double>(mesh.axis(data_axis).degree);
+  using Part = MemoryTerm::Part;
+  for (const MemoryTerm& t : memory_terms(g, mesh, o, [&](int i) { return g[i].stage; })) {
+    StageMemory& m = stages[t.place];
+    const double bytes = term_bytes(t, elements(g, t.tensor, values), dp);
+    switch (t.part) {
+      case Part::kParams:
+        m.params += bytes;
+        break;
+      case Part::kGrads:
+        m.grads += bytes;
+        break;
+      case Part::kOptimizer:
+        m.optimizer += bytes;
+        break;
+      case Part::kActivations:
+        m.activations += bytes;
+        break;
+    }
+  }
   for (StageMemory& m : stages) m.activations *= m.in_flight;
   return stages;
 }

@@ -11,6 +11,7 @@
 //    per element, times the micro-batches the schedule keeps in flight.
 #pragma once
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,33 @@ struct StageMemory {
 // Elements of tensor t's result at `values` (both memory reports count in
 // them).
 double elements(const graph::Graph& g, int t, const expr::Values& values);
+
+// What one tensor adds to the memory of a place (a pipeline stage, or for
+// the plan sweep a part of the model): elements of `tensor` x `factor`
+// bytes, divided by the data-parallel degree when `over_dp` (ZeRO).
+struct MemoryTerm {
+  enum class Part { kParams, kGrads, kOptimizer, kActivations };
+  Part part = Part::kParams;
+  int place = 0;
+  int tensor = 0;
+  double factor = 0;
+  bool over_dp = false;
+};
+
+// The place of a tensor: its stage for the report.
+using PlaceOf = std::function<int(int tensor)>;
+
+// The terms of memory_by_stage in the order it adds them: each weight's
+// params, optimizer and grads at the weight's place, then each activation
+// buffer the backward pass reads once per place reading it (before
+// in_flight).
+std::vector<MemoryTerm> memory_terms(const graph::Graph& g, const mesh::Mesh& mesh,
+                                     const MemoryOptions& options, const PlaceOf& place);
+
+// A term's bytes with `values` and the data-parallel degree `dp`.
+inline double term_bytes(const MemoryTerm& t, double elements, double dp) {
+  return t.factor * elements / (t.over_dp ? dp : 1);
+}
 
 // `g` after the pass pipeline (stages assigned; comm ops are looked
 // through: a collective or RECV carries its producer's buffer).

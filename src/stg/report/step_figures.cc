@@ -16,7 +16,7 @@ size_t axis_order(const std::string& name) {
 }
 
 json spread_json(const RankSpread& s) {
-  return json{{"total", s.total},
+  return json{{"total", to_json(s.total)},
               {"min", s.min},
               {"min_rank", s.min_rank},
               {"max", s.max},
@@ -25,7 +25,7 @@ json spread_json(const RankSpread& s) {
 
 RankSpread spread_from_json(const json& j) {
   RankSpread s;
-  s.total = j.at("total").get<int64_t>();
+  s.total = exact_total_from_json(j.at("total"));
   s.min = j.at("min").get<int64_t>();
   s.min_rank = j.at("min_rank").get<int64_t>();
   s.max = j.at("max").get<int64_t>();
@@ -46,9 +46,9 @@ std::string count_text(const RankSpread& s) {
 void append_row(std::string& out, const std::string& label, int64_t ranks, const RankSpread& ops,
                 const RankSpread& bytes) {
   char line[512];
-  std::snprintf(line, sizeof line, "  %-22s %6lld %12s %44s %20lld\n", label.c_str(),
+  std::snprintf(line, sizeof line, "  %-22s %6lld %12s %44s %20s\n", label.c_str(),
                 static_cast<long long>(ranks), count_text(ops).c_str(), spread_text(bytes).c_str(),
-                static_cast<long long>(bytes.total));
+                bytes.total.text().c_str());
   out += line;
 }
 
@@ -142,7 +142,7 @@ StepFigures step_figures_from_json(const json& j) {
 
 std::string format_step_figures(const StepFigures& f) {
   std::string out = "per-step figures over " + std::to_string(f.ranks) + " ranks (" + f.units +
-                    ")\n  compute num_ops: " + std::to_string(f.flops.total) + " total, per rank " +
+                    ")\n  compute num_ops: " + f.flops.total.text() + " total, per rank " +
                     spread_text(f.flops) + "\n";
   if (f.axes.empty()) return out + "  no communication\n";
   char line[512];

@@ -14,17 +14,20 @@
 #include <vector>
 
 #include "stg/mesh/axes.h"
+#include "stg/report/exact_total.h"
 
 namespace stg::report {
 
 // Axis names in print order: the axes' labels in rank order (mesh/axes.h:
 // the spatial axes, then point-to-point transfers between pipeline stages,
-// "pp"), Megatron's tied-embedding group, and groups that fit none of them.
+// "pp"), Megatron's tied-embedding group, DualPipe's groups of the two
+// copies of a stage's parameters, and groups that fit none of them.
 inline constexpr auto kAxisNames = [] {
-  std::array<const char*, mesh::kNumAxes + 2> names{};
+  std::array<const char*, mesh::kNumAxes + 3> names{};
   int i = 0;
   for (int r : mesh::rank_order()) names[i++] = mesh::kAxes[r].label;
   names[i++] = "embedding";
+  names[i++] = "dualpipe";
   names[i] = "other";
   return names;
 }();
@@ -35,10 +38,11 @@ inline bool point_to_point(const std::string& name) {
   return name == "pp" || (name.size() > 4 && name.compare(name.size() - 4, 4, " p2p") == 0);
 }
 
-// A figure that differs between ranks: its sum over the ranks counted and
-// its extremes, each with the lowest rank that has it.
+// A figure that differs between ranks: its sum over the ranks counted
+// (exact: it can pass 64 bits) and its extremes, each with the lowest rank
+// that has it.
 struct RankSpread {
-  int64_t total = 0;
+  ExactTotal total;
   int64_t min = 0, min_rank = -1;
   int64_t max = 0, max_rank = -1;
   void add(int64_t rank, int64_t value);

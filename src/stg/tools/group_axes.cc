@@ -1,6 +1,8 @@
 #include "stg/tools/group_axes.h"
 
 #include <algorithm>
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "stg/mesh/axes.h"
@@ -79,6 +81,26 @@ std::map<std::string, std::string> group_axes(const CommGroups& comm_groups,
           : 0;
 
   const int64_t last_stage = n / per_stage - 1;
+  // Pairs of ranks at one position on stages s and last-s: 0 the ends, 1 a
+  // pair of other stages, -1 none.
+  auto mirrored_pair = [&](const std::vector<int64_t>& m) {
+    if (m.size() != 2 || last_stage == 0) return -1;
+    const int64_t a = std::min(m[0], m[1]), b = std::max(m[0], m[1]);
+    if (a % per_stage != b % per_stage || a / per_stage + b / per_stage != last_stage) return -1;
+    return a / per_stage == 0 ? 0 : 1;
+  };
+  using Pair = std::pair<int64_t, int64_t>;
+  auto pair_of = [](const std::vector<int64_t>& m) {
+    return Pair{std::min(m[0], m[1]), std::max(m[0], m[1])};
+  };
+  std::map<Pair, int> end_pairs;  // the ends' pairs: how often each is listed
+  bool dualpipe = false;
+  for (size_t k = next; k < groups.size(); ++k) {
+    const int kind = mirrored_pair(groups[k]->second);
+    if (kind == 1) dualpipe = true;
+    if (kind == 0 && ++end_pairs[pair_of(groups[k]->second)] > 1) dualpipe = true;
+  }
+  std::map<Pair, int> seen;  // the ends' pairs named so far
   for (; next < groups.size(); ++next) {
     const std::vector<int64_t>& m = groups[next]->second;
     if (dp_cp > 0 && static_cast<int64_t>(m.size()) == dp_cp && is_block(groups, next, dp_cp, n)) {
@@ -87,13 +109,16 @@ std::map<std::string, std::string> group_axes(const CommGroups& comm_groups,
       --next;
       continue;
     }
-    bool embedding = false;
-    if (m.size() == 2 && last_stage > 0) {
-      const int64_t a = std::min(m[0], m[1]), b = std::max(m[0], m[1]);
-      embedding =
-          a / per_stage == 0 && b / per_stage == last_stage && a % per_stage == b % per_stage;
+    const int kind = mirrored_pair(m);
+    std::string name = "other";
+    if (kind == 1) name = "dualpipe";
+    if (kind == 0) {
+      // An end pair listed twice: the embedding group, then DualPipe's.
+      const Pair pair = pair_of(m);
+      const bool twice = end_pairs[pair] > 1;
+      name = dualpipe && (!twice || seen[pair]++ > 0) ? "dualpipe" : "embedding";
     }
-    axes.emplace(groups[next]->first, embedding ? "embedding" : "other");
+    axes.emplace(groups[next]->first, name);
   }
   return axes;
 }

@@ -256,7 +256,9 @@ report::StepFigures step_figures(const std::vector<FileRow>& rows, const CommGro
       std::string name = "pp";
       if (common) {
         const auto it = axes.find(*common);
-        name = (it == axes.end() ? "other" : it->second) + " p2p";
+        const std::string axis = it == axes.end() ? "other" : it->second;
+        // Peers in a group of two stages (DualPipe's middle stages) are pipeline peers.
+        if (axis != "embedding" && axis != "dualpipe") name = axis + " p2p";
       }
       const auto& [sent, received] = traffic;
       step.axes[name].add({sent.count, sent.size, received.count, received.size});
@@ -284,9 +286,10 @@ void add_totals(const std::vector<FileRow>& rows, InspectReport& r) {
     spread_add(r.nodes, f.nodes, first);
     for (int k = 0; k < kNumNodeKinds; ++k)
       spread_add(r.nodes_by_kind[k], f.nodes_by_kind[k], first);
-    Spread ops{r.compute.num_ops, r.compute.num_ops_min, r.compute.num_ops_max};
-    spread_add(ops, f.num_ops, first);
-    r.compute = {ops.total, ops.min, ops.max, r.compute.tensor_size + f.tensor_size};
+    r.compute.num_ops += f.num_ops;
+    r.compute.num_ops_min = first ? f.num_ops : std::min(r.compute.num_ops_min, f.num_ops);
+    r.compute.num_ops_max = first ? f.num_ops : std::max(r.compute.num_ops_max, f.num_ops);
+    r.compute.tensor_size += f.tensor_size;
     r.collectives.total.add(f.collectives);
     r.send.add(f.send);
     r.recv.add(f.recv);

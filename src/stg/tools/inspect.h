@@ -88,7 +88,8 @@ struct CollectiveFigures {
 };
 
 struct ComputeFigures {
-  int64_t num_ops = 0, num_ops_min = 0, num_ops_max = 0;  // total and per file
+  report::ExactTotal num_ops;                // over the files (it can pass 64 bits)
+  int64_t num_ops_min = 0, num_ops_max = 0;  // per file
   int64_t tensor_size = 0;
 };
 

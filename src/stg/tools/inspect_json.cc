@@ -101,7 +101,7 @@ json to_json(const InspectReport& r) {
   out["nodes"] = spread_json(r.nodes);
   out["nodes_by_type"] = nodes_by_type_json(r);
   out["nodes_missing_attributes"] = r.nodes_missing_attributes;
-  out["compute"] = json{{"num_ops", r.compute.num_ops},
+  out["compute"] = json{{"num_ops", report::to_json(r.compute.num_ops)},
                         {"num_ops_min", r.compute.num_ops_min},
                         {"num_ops_max", r.compute.num_ops_max},
                         {"tensor_size", r.compute.tensor_size}};

@@ -12,6 +12,7 @@
 
 #include "stg/tools/trace_reader.h"
 #include "stg/tools/trace_set.h"
+#include "stg/util/parallel.h"
 
 namespace stg::tools {
 namespace {
@@ -91,14 +92,42 @@ void read_rank(const std::string& path, const MakespanOptions& o, RankGraph& g) 
   g.ok = true;
 }
 
-// The timed run over all ranks.
+// Peers of the SENDs and RECVs as indices into `chosen` (the ranks run,
+// ascending); false with `error` for a peer not among them.
+bool index_peers(std::vector<RankGraph>& ranks, const std::vector<int64_t>& chosen,
+                 std::string& error) {
+  for (size_t r = 0; r < ranks.size(); ++r) {
+    RankGraph& g = ranks[r];
+    for (size_t i = 0; i < g.kind.size(); ++i) {
+      if (g.kind[i] != kSend && g.kind[i] != kRecv) continue;
+      const auto it = std::lower_bound(chosen.begin(), chosen.end(), g.peer[i]);
+      if (it == chosen.end() || *it != g.peer[i]) {
+        error = "rank " + std::to_string(chosen[r]) + " sends to or receives from rank " +
+                std::to_string(g.peer[i]) + ", which is not run";
+        return false;
+      }
+      g.peer[i] = it - chosen.begin();
+    }
+  }
+  return true;
+}
+
+// The timed run over the ranks `chosen` (ascending; ranks[k] is rank
+// chosen[k], its peers indices into chosen): a group's members that are not
+// run count as having issued its collectives with those that are.
 class Run {
  public:
-  Run(std::vector<RankGraph>& ranks, const CommGroups& groups, bool timeline)
-      : g_(ranks), timeline_(timeline) {
-    const auto n = static_cast<int64_t>(ranks.size());
-    for (const auto& [id, members] : groups.groups) members_[id] = members;
-    for (int64_t r = 0; r < n; ++r) world_.push_back(r);
+  Run(std::vector<RankGraph>& ranks, std::vector<int64_t> chosen, const CommGroups& groups,
+      bool timeline)
+      : g_(ranks), chosen_(std::move(chosen)), timeline_(timeline) {
+    for (const auto& [id, members] : groups.groups) {
+      std::vector<int64_t>& run = members_[id];
+      for (int64_t m : members) {
+        const auto it = std::lower_bound(chosen_.begin(), chosen_.end(), m);
+        if (it != chosen_.end() && *it == m) run.push_back(it - chosen_.begin());
+      }
+    }
+    for (size_t r = 0; r < ranks.size(); ++r) world_.push_back(static_cast<int64_t>(r));
     state_.resize(ranks.size());
   }
 
@@ -118,11 +147,12 @@ class Run {
     }
     MakespanResult out;
     out.completed = true;
+    out.ranks = chosen_;
     for (size_t r = 0; r < g_.size(); ++r) {
       for (uint32_t i = 0; i < g_[r].kind.size(); ++i)
         if (state_[r].done[i] < 0) {
           out.completed = false;
-          out.error = "rank " + std::to_string(r) + " node " + std::to_string(i) +
+          out.error = "rank " + std::to_string(chosen_[r]) + " node " + std::to_string(i) +
                       " never done in the timed run";
           return out;
         }
@@ -146,7 +176,7 @@ class Run {
       for (uint32_t i = 0; i < g_[r].kind.size(); ++i) {
         const uint8_t k = g_[r].kind[i];
         const bool comm = k == kSend || k == kRecv || k == kColl;
-        events.push_back({static_cast<int64_t>(r), g_[r].ids[i], g_[r].names[i],
+        events.push_back({chosen_[r], g_[r].ids[i], g_[r].names[i],
                           comm ? TimelineTrack::kCommunication : TimelineTrack::kCompute,
                           state_[r].start[i], state_[r].done[i]});
       }
@@ -260,6 +290,7 @@ class Run {
   }
 
   std::vector<RankGraph>& g_;
+  const std::vector<int64_t> chosen_;
   const bool timeline_;
   std::vector<RankState> state_;
   std::map<std::string, std::vector<int64_t>> members_;
@@ -279,27 +310,75 @@ std::string ns(double v) {
   return buf;
 }
 
+// " a b c" for up to 32 values, else ": least a, median b, largest c".
+std::string listed(std::vector<double> values) {
+  std::string out;
+  if (values.size() <= 32) {
+    for (double v : values) out += " " + ns(v);
+    return out;
+  }
+  std::sort(values.begin(), values.end());
+  return ": least " + ns(values.front()) + ", median " + ns(values[values.size() / 2]) +
+         ", largest " + ns(values.back());
+}
+
+// The chosen ranks' traces read and run.
+MakespanResult run_ranks(const TraceSet& set, std::vector<int64_t> chosen,
+                         const MakespanOptions& options, int threads) {
+  MakespanResult out;
+  std::vector<std::string> paths(chosen.size());
+  for (const auto& [rank, path] : set.rank_files()) {
+    const auto it = std::lower_bound(chosen.begin(), chosen.end(), rank);
+    if (it != chosen.end() && *it == rank) paths[it - chosen.begin()] = path;
+  }
+  std::vector<RankGraph> ranks(chosen.size());
+  util::parallel_for(0, static_cast<int64_t>(chosen.size()), worker_threads(threads, chosen.size()),
+                     [&](int64_t k) {
+                       if (!paths[k].empty()) read_rank(paths[k], options, ranks[k]);
+                     });
+  for (size_t k = 0; k < ranks.size(); ++k)
+    if (!ranks[k].ok) {
+      out.error = ranks[k].error.empty() ? "rank " + std::to_string(chosen[k]) + " has no trace"
+                                         : ranks[k].error;
+      return out;
+    }
+  if (!index_peers(ranks, chosen, out.error)) return out;
+  return Run(ranks, std::move(chosen), set.comm_groups(), options.timeline).run();
+}
+
+bool open_set(TraceSet& set, const std::string& dir, const std::string& comm_group_file,
+              std::string& error) {
+  if (set.open(dir, comm_group_file) && set.read_comm_groups()) return true;
+  error = set.error();
+  return false;
+}
+
 }  // namespace
 
 MakespanResult makespan_dir(const std::string& dir, const std::string& comm_group_file,
                             const MakespanOptions& options, int threads) {
   MakespanResult out;
   TraceSet set;
-  if (!set.open(dir, comm_group_file) || !set.read_comm_groups()) {
-    out.error = set.error();
+  if (!open_set(set, dir, comm_group_file, out.error)) return out;
+  std::vector<int64_t> all(static_cast<size_t>(set.ranks()));
+  for (size_t r = 0; r < all.size(); ++r) all[r] = static_cast<int64_t>(r);
+  return run_ranks(set, std::move(all), options, threads);
+}
+
+MakespanResult makespan_by_stage(const std::string& dir, const std::string& comm_group_file,
+                                 int64_t stages, const MakespanOptions& options, int threads) {
+  MakespanResult out;
+  TraceSet set;
+  if (!open_set(set, dir, comm_group_file, out.error)) return out;
+  const int64_t n = set.ranks();
+  if (stages < 1 || n % stages != 0) {
+    out.error = std::to_string(n) + " ranks are not " + std::to_string(stages) +
+                " pipeline stages of as many ranks each";
     return out;
   }
-  std::vector<RankGraph> ranks(static_cast<size_t>(set.ranks()));
-  set.for_each_rank(threads, [&](int64_t rank, const std::string& path) {
-    read_rank(path, options, ranks[static_cast<size_t>(rank)]);
-  });
-  for (size_t r = 0; r < ranks.size(); ++r)
-    if (!ranks[r].ok) {
-      out.error =
-          ranks[r].error.empty() ? "rank " + std::to_string(r) + " has no trace" : ranks[r].error;
-      return out;
-    }
-  return Run(ranks, set.comm_groups(), options.timeline).run();
+  std::vector<int64_t> first(static_cast<size_t>(stages));
+  for (int64_t s = 0; s < stages; ++s) first[static_cast<size_t>(s)] = s * (n / stages);
+  return run_ranks(set, std::move(first), options, threads);
 }
 
 std::string makespan_summary(const MakespanResult& r) {
@@ -307,17 +386,25 @@ std::string makespan_summary(const MakespanResult& r) {
   std::string out = "makespan: " + ns(r.makespan_ns) +
                     " ns (compute at roofline, messages at "
                     "--link_gbps)\n";
-  if (r.idle_ns.size() <= 32) {
-    out += "compute idle per rank (ns):";
-    for (double v : r.idle_ns) out += " " + ns(v);
-    out += "\n";
-  } else {
-    std::vector<double> idle = r.idle_ns;
-    std::sort(idle.begin(), idle.end());
-    out += "compute idle per rank (ns): least " + ns(idle.front()) + ", median " +
-           ns(idle[idle.size() / 2]) + ", largest " + ns(idle.back()) + "\n";
+  return out + "compute idle per rank (ns)" + (r.idle_ns.size() <= 32 ? ":" : "") +
+         listed(r.idle_ns) + "\n";
+}
+
+std::string makespan_by_stage_summary(const MakespanResult& r) {
+  if (!r.error.empty()) return "makespan: not measured: " + r.error + "\n";
+  std::string out = "makespan: " + ns(r.makespan_ns) +
+                    " ns over one rank per pipeline stage (compute at roofline, messages at "
+                    "--link_gbps)\n";
+  out += "compute idle per stage (ns)" + std::string(r.idle_ns.size() <= 32 ? ":" : "") +
+         listed(r.idle_ns);
+  if (!r.idle_ns.empty() && r.makespan_ns > 0) {
+    const double largest = *std::max_element(r.idle_ns.begin(), r.idle_ns.end());
+    char share[64];
+    std::snprintf(share, sizeof share, " (largest %.0f, %.1f%% of the makespan)", largest,
+                  100.0 * largest / r.makespan_ns);
+    out += share;
   }
-  return out;
+  return out + "\n";
 }
 
 }  // namespace stg::tools

@@ -38,8 +38,10 @@ struct MakespanResult {
   bool completed = false;
   std::string error;  // unreadable input, or a node never done
   double makespan_ns = 0;
-  // Per rank: the time its last node is done, its compute time, and the
-  // time its compute stands idle within the step (makespan - compute).
+  // The ranks run, ascending (all, or one per pipeline stage); per rank run:
+  // the time its last node is done, its compute time, and the time its
+  // compute stands idle within the step (makespan - compute).
+  std::vector<int64_t> ranks;
   std::vector<double> end_ns, compute_ns, idle_ns;
   // With MakespanOptions::timeline: one event per node of every rank. A
   // compute node runs from its issue to its end; a send or collective from
@@ -53,8 +55,25 @@ struct MakespanResult {
 MakespanResult makespan_dir(const std::string& dir, const std::string& comm_group_file,
                             const MakespanOptions& options, int threads = 0);
 
+// The same run over one rank per pipeline stage, the first of each (rank
+// s x N/stages), so that it stays fast on large runs: the ranks of a stage
+// run the same program, so a collective on a group within the stage (dp,
+// tp, cp, ep) completes when the stage's rank has issued it, and one on a
+// group across stages (Megatron's embedding group, DualPipe's pairs) when
+// the chosen ranks in it have. Every SEND and RECV of a chosen rank must
+// have a chosen peer (peers of a pipeline transfer differ in the stage
+// only), else `error`. With ranks of a stage alike, the figures are those of
+// makespan_dir for these ranks (tests/makespan_test.cc).
+MakespanResult makespan_by_stage(const std::string& dir, const std::string& comm_group_file,
+                                 int64_t stages, const MakespanOptions& options, int threads = 0);
+
 // "makespan: T ns; compute idle per rank: ..." lines ending in '\n'; up to
 // 32 ranks listed, else the least, median and largest idle.
 std::string makespan_summary(const MakespanResult& result);
+
+// makespan_by_stage's figures: "makespan: T ns over one rank per pipeline
+// stage ...", then each stage's compute idle with the largest's share of the
+// makespan (the bubble, plus waiting for communication).
+std::string makespan_by_stage_summary(const MakespanResult& result);
 
 }  // namespace stg::tools

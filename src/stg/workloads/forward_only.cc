@@ -1,10 +1,12 @@
 #include "stg/workloads/forward_only.h"
 
+#include "stg/models/workload.h"
+
 namespace stg::workloads {
 
 void ForwardOnly::add_graph_passes(passes::PassManager& pm, const Options& /*o*/,
                                    const models::Workload& w, bool as_template) const {
-  add_micro_batches(pm, w, as_template);
+  add_micro_batches(pm, w, as_template, w.micro_batches);
 }
 
 lower::FlatSchedule ForwardOnly::schedule(const lower::LowerOptions& lo) const {

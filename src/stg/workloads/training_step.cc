@@ -3,13 +3,14 @@
 #include "stg/frameworks/framework.h"
 #include "stg/models/workload.h"
 #include "stg/passes/recompute.h"
+#include "stg/passes/sum_mirrored_gradients.h"
 #include "stg/passes/tie_embeddings.h"
 
 namespace stg::workloads {
 
 void TrainingStep::add_graph_passes(passes::PassManager& pm, const Options& o,
                                     const models::Workload& w, bool as_template) const {
-  add_micro_batches(pm, w, as_template);
+  add_micro_batches(pm, w, as_template, lower::replica_count(o.pipeline_schedule, w.micro_batches));
   if (o.recompute() != Recompute::kNone)
     pm.emplace<passes::AddRecomputation>(o.recompute() == Recompute::kSelective);
   w.framework->add_gradient_passes(pm, o, w);
@@ -17,6 +18,7 @@ void TrainingStep::add_graph_passes(passes::PassManager& pm, const Options& o,
 
 void TrainingStep::add_link_passes(passes::PassManager& pm, const models::Workload& w) const {
   if (w.embedding_group >= 0) pm.emplace<passes::TieEmbeddings>(w.embedding_group);
+  if (w.mirror_group >= 0) pm.emplace<passes::SumMirroredGradients>(w.mirror_group);
 }
 
 lower::FlatSchedule TrainingStep::schedule(const lower::LowerOptions& lo) const {

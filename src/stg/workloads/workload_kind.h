@@ -46,8 +46,9 @@ class WorkloadKind {
 };
 
 // Micro-batching, shared by the workloads: the model's graph for one
-// micro-batch (`as_template`) or every micro-batch; nothing when the model
-// is not micro-batched.
-void add_micro_batches(passes::PassManager& pm, const models::Workload& w, bool as_template);
+// micro-batch (`as_template`) or `replicas` of them (lower::replica_count);
+// nothing when the model is not micro-batched.
+void add_micro_batches(passes::PassManager& pm, const models::Workload& w, bool as_template,
+                       int replicas);
 
 }  // namespace stg::workloads

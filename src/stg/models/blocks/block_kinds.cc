@@ -8,6 +8,7 @@ const BlockKindInfo& block_kind(BlockKind kind) {
   static const BlockKindInfo kinds[] = {
       {BlockKind::kDense, "dense", dense_block},
       {BlockKind::kMoe, "moe", moe_block},
+      {BlockKind::kMtp, "mtp", mtp_module},
   };
   for (const BlockKindInfo& k : kinds)
     if (k.kind == kind) return k;

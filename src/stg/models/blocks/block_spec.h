@@ -18,9 +18,12 @@ enum class AttentionKind { kMha, kGqa, kMla };
 // The dense MLP part (models/parts/mlp.h): two matrices, or gated (up,
 // gate, down; LLaMA's SwiGLU).
 enum class MlpKind { kPlain, kGated };
-// Block kinds (models/blocks/block_kinds.h): attention then a dense MLP, or
-// attention then a router and experts.
-enum class BlockKind { kDense, kMoe };
+// Block kinds (models/blocks/block_kinds.h): attention then a dense MLP,
+// attention then a router and experts, or a multi-token prediction module
+// (DeepSeek-V3 §2.2, blocks/mtp_module.h: the previous depth's hidden state
+// and the next token's embedding, each normed, joined and projected, then
+// a block of kind `mtp_block` and a final norm before the shared head).
+enum class BlockKind { kDense, kMoe, kMtp };
 
 struct BlockSpec {
   BlockKind kind = BlockKind::kDense;
@@ -36,11 +39,17 @@ struct BlockSpec {
   // that every token passes through besides its routed ones.
   bool own_expert_width = false;
   bool shared_experts = false;
+  // kMtp: the kind of the module's transformer block (the other fields
+  // describe its parts).
+  BlockKind mtp_block = BlockKind::kDense;
   bool operator==(const BlockSpec&) const = default;
 };
 
 struct DecoderSpec {
   std::vector<BlockSpec> blocks;  // in order, first to last
+  // Multi-token prediction modules (kind kMtp), depth 1 first, after the
+  // output layer; they share the input embedding and the output layer.
+  std::vector<BlockSpec> mtp;
   // GPT-3's dropout masks (the Megatron memory report counts them).
   bool dropout = false;
   // Megatron-LM's default for one weight shared by the input and output

@@ -7,6 +7,16 @@ namespace stg::models {
 
 using graph::Graph;
 
+void sum_gradients(Graph& g, const std::string& target, const std::string& a,
+                   const std::string& b) {
+  graph::Tensor& t = g.mutable_tensor(g.at(target));
+  t.op = graph::Op::kAdd;
+  t.x1 = g.at(a);
+  t.x2 = g.at(b);
+  t.x2_shape = t.x1_shape;
+  t.x2_hidden = t.x1_hidden;
+}
+
 Graph frame_block(const Layout& l, const Graph& attention_module, const Graph& ffn,
                   const FfnPorts& ports, const MegatronParts& megatron) {
   Graph g;
@@ -27,16 +37,8 @@ Graph frame_block(const Layout& l, const Graph& attention_module, const Graph& f
   g.link("post_attn_norm.x", "ffn_res.x2");
   g.link("ffn_res.dx1", ports.dy);
   // The norms' input gradients sum the branch and the residual gradient.
-  auto sum_into = [&](const std::string& target, const std::string& a, const std::string& b) {
-    graph::Tensor& t = g.mutable_tensor(g.at(target));
-    t.op = graph::Op::kAdd;
-    t.x1 = g.at(a);
-    t.x2 = g.at(b);
-    t.x2_shape = t.x1_shape;
-    t.x2_hidden = t.x1_hidden;
-  };
-  sum_into("input_norm.dy", "mha.dx", "mha_res.dx2");
-  sum_into("post_attn_norm.dy", ports.dx, "ffn_res.dx2");
+  sum_gradients(g, "input_norm.dy", "mha.dx", "mha_res.dx2");
+  sum_gradients(g, "post_attn_norm.dy", ports.dx, "ffn_res.dx2");
   flatten_block_weights(g, megatron.reduce_per_step, megatron.expert_data_symbol);
   return g;
 }

@@ -19,6 +19,11 @@ struct FfnPorts {
   std::string prefix, x, y, dy, dx;
 };
 
+// Gradient `target` (a link, or an input placeholder) becomes the sum of
+// `a` and `b`, seen in target's view: a tensor read by two branches.
+void sum_gradients(graph::Graph& g, const std::string& target, const std::string& a,
+                   const std::string& b);
+
 graph::Graph frame_block(const Layout& l, const graph::Graph& attention_module,
                          const graph::Graph& ffn, const FfnPorts& ports,
                          const MegatronParts& megatron);

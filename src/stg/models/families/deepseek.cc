@@ -3,7 +3,7 @@
 // first --dense_blocks blocks with a dense gated MLP, the rest a router over
 // fine-grained gated experts of --dff_expert, --kexperts chosen per token,
 // plus --shared_experts experts that every token passes through; untied
-// embeddings.
+// embeddings; --mtp_depth multi-token prediction modules (num_nextn_predict_layers).
 #include <string>
 
 #include "stg/models/families/expert_layout.h"
@@ -42,10 +42,7 @@ HfDims read_hf(const HfConfig& cfg) {
   d.qk_nope_dim = cfg.required_size({"qk_nope_head_dim"});
   d.qk_rope_dim = cfg.required_size({"qk_rope_head_dim"});
   d.v_head_dim = cfg.required_size({"v_head_dim"});
-  if (const auto mtp = cfg.optional_size({"num_nextn_predict_layers"}))
-    d.notes.push_back("num_nextn_predict_layers is " + std::to_string(*mtp) +
-                      ": stg does not model the multi-token prediction modules (their "
-                      "parameters and work are left out)");
+  d.mtp_depth = cfg.optional_count({"num_nextn_predict_layers"});
   d.tied_embeddings = read_tied_embeddings(cfg, false);
   return d;
 }
@@ -68,19 +65,19 @@ const Family& deepseek_family() {
     // experts of 2048 (8 per token) and 1 shared; 128 heads of MLA with
     // q_lora_rank 1536, kv_lora_rank 512, nope 128 + rope 64, v 128; seq is
     // the 4K pre-training context. kvhead is not used by MLA (128 = heads).
-    Preset p{
-        "deepseek-v3",
-        "deepseek",
-        "DeepSeek-V3 671B-A37B: MLA, 3 dense blocks, experts of 2048 + 1 shared (DeepSeek-AI 2024)",
-        7168,
-        18432,
-        128,
-        128,
-        61,
-        129280,
-        256,
-        8,
-        4096};
+    Preset p{"deepseek-v3",
+             "deepseek",
+             "DeepSeek-V3 671B-A37B: MLA, 3 dense blocks, experts of 2048 + 1 shared, MTP depth 1 "
+             "(DeepSeek-AI 2024)",
+             7168,
+             18432,
+             128,
+             128,
+             61,
+             129280,
+             256,
+             8,
+             4096};
     p.dff_expert = 2048;
     p.shared_experts = 1;
     p.dense_blocks = 3;
@@ -89,6 +86,7 @@ const Family& deepseek_family() {
     p.qk_nope_dim = 128;
     p.qk_rope_dim = 64;
     p.v_head_dim = 128;
+    p.mtp_depth = 1;  // §2.2: one MTP module in training
     f.presets = {p};
     return f;
   }();

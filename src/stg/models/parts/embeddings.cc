@@ -14,8 +14,9 @@ using graph::Graph;
 
 expr::Expr sym(const char* name) { return expr::Expr::symbol(name); }
 
-// A matrix product from Din to Dout features (renamed when appended).
-Graph embedding(bool tpsp) {
+}  // namespace
+
+Graph reference_embedding(bool tpsp) {
   using namespace typed;
   const Dims& d = dims();
   const expr::Expr din = Dims::sym("Din"), dout = Dims::sym("Dout");
@@ -36,7 +37,7 @@ Graph embedding(bool tpsp) {
   return g;
 }
 
-Graph loss(const Layout& l) {
+Graph reference_loss(const Layout& l) {
   using namespace typed;
   Graph g;
   input(g, "y", l.shape);
@@ -46,19 +47,21 @@ Graph loss(const Layout& l) {
   return g;
 }
 
+namespace {
+
 // The reference's vocabulary layers: an input and an output embedding
 // (matrix products) and the loss.
 void append_reference_vocabulary(Graph& g, const std::string& first, const std::string& last,
                                  bool tpsp) {
   using Kind = graph::Placement::Kind;
-  const Graph emb = embedding(tpsp);
+  const Graph emb = reference_embedding(tpsp);
   g.append(emb, "in_emb.", {{"Din", sym("Dvocal")}, {"Dout", sym("Dmodel")}}, {Kind::kFirst, 0});
   g.append(emb, "out_emb.", {{"Din", sym("Dmodel")}, {"Dout", sym("Dvocal")}}, {Kind::kLast, 0});
   g.link("in_emb.y", first + "input_norm.x");
   g.link(first + "input_norm.dx", "in_emb.dy");
   g.link(last + "ffn_res.y", "out_emb.x");
   g.link("out_emb.dx", last + "ffn_res.dy");
-  g.append(loss(Layout(tpsp)), "loss.", {}, {Kind::kLast, 0});
+  g.append(reference_loss(Layout(tpsp)), "loss.", {}, {Kind::kLast, 0});
   g.link("out_emb.y", "loss.y");
   g.link("loss.dy", "out_emb.dy");
 }
@@ -123,7 +126,7 @@ void append_serving_vocabulary(Graph& g, const std::string& first, const std::st
     logits = "out_emb.logits";
     vocab = d.vocab_tp;
   } else {
-    const Graph emb = embedding(tpsp);
+    const Graph emb = reference_embedding(tpsp);
     g.append(emb, "in_emb.", {{"Din", sym("Dvocal")}, {"Dout", sym("Dmodel")}}, {Kind::kFirst, 0});
     std::map<std::string, expr::Expr> out = one_token;
     out.insert({{"Din", sym("Dmodel")}, {"Dout", sym("Dvocal")}});

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "stg/graph/graph.h"
+#include "stg/models/parts/layout.h"
 #include "stg/models/parts/megatron_parts.h"
 
 namespace stg::models {
@@ -15,6 +16,12 @@ namespace stg::models {
 // prefixes).
 void append_vocabulary(graph::Graph& g, const std::string& first, const std::string& last,
                        bool tpsp, const MegatronParts& megatron);
+
+// The reference's layers: a matrix product from Din to Dout features
+// (tensors x, w, y, dy, dw, dx; renamed when appended), and the loss
+// (tensors y, loss, dy).
+graph::Graph reference_embedding(bool tpsp);
+graph::Graph reference_loss(const Layout& l);
 
 // The ends of a serving phase (models/inference_decoder.h), forward only:
 // the input embedding of the phase's tokens; after the last block, the

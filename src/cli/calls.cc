@@ -1,0 +1,63 @@
+#include "calls.h"
+
+#include <CLI/CLI.hpp>
+
+#include "generate_flags.h"
+#include "generate_options.h"
+#include "generate_parse.h"
+#include "stg/generate.h"
+#include "stg/summary_json.h"
+#include "validate_command.h"
+
+namespace cli {
+
+namespace {
+
+// The generator's flags from `args`, text flags applied; the notes of
+// --hf_config in `notes`.
+void parse(const std::vector<std::string>& args, GenerateFlags& flags,
+           std::vector<std::string>& notes) {
+  CLI::App app{"stg"};
+  add_generate_flags(app, flags);
+  std::vector<std::string> words = {"stg"};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  try {
+    parse_generate_flags(app, flags.integers, static_cast<int>(argv.size()), argv.data());
+  } catch (const CLI::CallForHelp&) {
+    throw stg::UsageError("--help is the command line's: run `stg --help`");
+  }
+  if (flags.version || flags.print_passes)
+    throw stg::UsageError(std::string(flags.version ? "--version" : "--print_passes") +
+                          " prints and exits: run it on the command line");
+  notes = apply_text_flags(flags);
+}
+
+}  // namespace
+
+nlohmann::ordered_json generate_call(const std::vector<std::string>& args) {
+  GenerateFlags flags;
+  std::vector<std::string> notes;
+  parse(args, flags, notes);
+  const stg::RunSummary summary = stg::generate(flags.options);
+  nlohmann::ordered_json j = stg::to_json(summary);
+  j["output_dir"] = flags.options.output_dir;
+  notes.insert(notes.end(), summary.notes.begin(), summary.notes.end());
+  j["notes"] = notes;
+  if (flags.validate) j["validation"] = validate_json({flags.options.output_dir});
+  return j;
+}
+
+nlohmann::ordered_json plan_call(const std::vector<std::string>& args) {
+  GenerateFlags flags;
+  std::vector<std::string> notes;
+  parse(args, flags, notes);
+  const stg::PlanSummary summary = stg::plan(flags.options);
+  nlohmann::ordered_json j = stg::to_json(summary);
+  notes.insert(notes.end(), summary.notes.begin(), summary.notes.end());
+  j["notes"] = notes;
+  return j;
+}
+
+}  // namespace cli

@@ -1,0 +1,22 @@
+// The commands as functions, for callers that print nothing (the Python
+// module): the arguments are the command line's, parsed by the same flags
+// and checks; the results are what the commands print with --json; a bad
+// argument throws stg::UsageError with the message the command prints.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace cli {
+
+// `stg [generate] ARGS`: the run's summary (summary_json.h), with the notes
+// the command prints; with --validate, "validation": what `stg validate
+// --json` prints for the output directory. Throws stg::io::OutputError when
+// the files cannot be written.
+nlohmann::ordered_json generate_call(const std::vector<std::string>& args);
+
+// The same flags, nothing written: the figures of the run (stg::plan).
+nlohmann::ordered_json plan_call(const std::vector<std::string>& args);
+
+}  // namespace cli

@@ -1,0 +1,283 @@
+#include "plans_command.h"
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <map>
+
+#include "command_line.h"
+#include "generate_flags.h"
+#include "generate_options.h"
+#include "generate_parse.h"
+#include "stg/sweep/sweep.h"
+
+namespace cli {
+
+namespace {
+
+using stg::sweep::PlanRow;
+
+constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+
+double axis_bytes(const PlanRow& r, const std::string& axis) {
+  const auto it = r.bytes.find(axis);
+  return it == r.bytes.end() ? 0 : it->second;
+}
+
+// The columns' axes: dp with Megatron-LM's gradient group over dp x cp,
+// cp with ring attention's sends.
+const std::map<std::string, std::vector<std::string>>& column_axes() {
+  static const std::map<std::string, std::vector<std::string>> axes = {{"dp", {"dp", "dp x cp"}},
+                                                                       {"tp", {"tp"}},
+                                                                       {"cp", {"cp", "cp p2p"}},
+                                                                       {"ep", {"ep"}},
+                                                                       {"pp", {"pp"}}};
+  return axes;
+}
+
+double column_bytes(const PlanRow& r, const std::string& column) {
+  double sum = 0;
+  for (const std::string& axis : column_axes().at(column)) sum += axis_bytes(r, axis);
+  return sum;
+}
+
+// Traffic on no column's axes: Megatron-LM's tied-embedding group, ...
+double other_bytes(const PlanRow& r) {
+  double sum = 0;
+  for (const auto& [axis, bytes] : r.bytes) {
+    bool named = false;
+    for (const auto& [column, axes] : column_axes())
+      named |= std::find(axes.begin(), axes.end(), axis) != axes.end();
+    if (!named) sum += bytes;
+  }
+  return sum;
+}
+
+double comm_bytes(const PlanRow& r) {
+  double sum = 0;
+  for (const auto& [axis, bytes] : r.bytes) sum += bytes;
+  return sum;
+}
+
+// The columns: name, value, whether it is printed in the text table.
+struct Column {
+  const char* name;
+  std::function<double(const PlanRow&)> value;
+  bool in_table;
+  int decimals;
+};
+
+const std::vector<Column>& columns() {
+  static const std::vector<Column> c = {
+      {"dp", [](const PlanRow& r) { return double(r.dp); }, true, 0},
+      {"tp", [](const PlanRow& r) { return double(r.tp); }, true, 0},
+      {"pp", [](const PlanRow& r) { return double(r.pp); }, true, 0},
+      {"cp", [](const PlanRow& r) { return double(r.cp); }, true, 0},
+      {"ep", [](const PlanRow& r) { return double(r.ep); }, true, 0},
+      {"virtual_stages", [](const PlanRow& r) { return double(r.virtual_stages); }, true, 0},
+      {"micro_batch", [](const PlanRow& r) { return double(r.micro_batch); }, true, 0},
+      {"zero_stage", [](const PlanRow& r) { return double(r.zero_stage); }, true, 0},
+      {"micro_batches", [](const PlanRow& r) { return double(r.micro_batches); }, false, 0},
+      {"memory_gib", [](const PlanRow& r) { return r.memory / kGiB; }, true, 2},
+      {"params_gib", [](const PlanRow& r) { return r.params / kGiB; }, false, 3},
+      {"grads_gib", [](const PlanRow& r) { return r.grads / kGiB; }, false, 3},
+      {"optimizer_gib", [](const PlanRow& r) { return r.optimizer / kGiB; }, false, 3},
+      {"activations_gib", [](const PlanRow& r) { return r.activations / kGiB; }, true, 2},
+      {"tflop", [](const PlanRow& r) { return r.flops / 1e12; }, true, 1},
+      {"dp_gib", [](const PlanRow& r) { return column_bytes(r, "dp") / kGiB; }, true, 2},
+      {"tp_gib", [](const PlanRow& r) { return column_bytes(r, "tp") / kGiB; }, true, 2},
+      {"cp_gib", [](const PlanRow& r) { return column_bytes(r, "cp") / kGiB; }, true, 2},
+      {"ep_gib", [](const PlanRow& r) { return column_bytes(r, "ep") / kGiB; }, true, 2},
+      {"pp_gib", [](const PlanRow& r) { return column_bytes(r, "pp") / kGiB; }, true, 2},
+      {"other_gib", [](const PlanRow& r) { return other_bytes(r) / kGiB; }, false, 3},
+      {"comm_gib", [](const PlanRow& r) { return comm_bytes(r) / kGiB; }, true, 2},
+      {"bubble", [](const PlanRow& r) { return r.bubble; }, true, 4},
+  };
+  return c;
+}
+
+std::string column_names() {
+  std::string names;
+  for (const Column& c : columns()) names += (names.empty() ? "" : ", ") + std::string(c.name);
+  return names;
+}
+
+struct PlansRequest {
+  GenerateFlags flags;
+  int64_t gpus = 0;
+  std::string sort = "memory_gib";
+  double fits_gb = 0;  // 0: no limit
+  bool csv = false;
+  int64_t top = 0;  // 0: all
+  stg::sweep::SweepOptions sweep;
+  std::string model_name;
+};
+
+void add_plans_flags(CLI::App& app, PlansRequest& r) {
+  add_generate_flags(app, r.flags);
+  app.description(
+      "stg plans: every valid (dp, tp, pp, cp, ep, virtual stages, micro-batch, ZeRO) plan of a "
+      "decoder model on --gpus N, evaluated without writing traces. The model's flags are "
+      "generate's; a degree flag (--tp 8) keeps only plans with it.");
+  r.flags.integers.add(app, "--gpus", r.gpus, "GPUs (ranks) of every plan", stg::kMaxRanks,
+                       "an integer from 1 to " + std::to_string(stg::kMaxRanks), 1);
+  app.add_option("--sort", r.sort, "column to sort by, ascending: " + column_names());
+  app.add_option("--fits_gb", r.fits_gb, "drop plans whose memory per rank exceeds X GiB")
+      ->check(kPositive);
+  app.add_flag("--csv", r.csv, "print CSV with every column, for scripts");
+  r.flags.integers.add(app, "--top", r.top, "print only the first N plans (default all)",
+                       std::numeric_limits<int64_t>::max(), "an integer >= 0", 0);
+}
+
+// Parses and checks; throws stg::UsageError (CLI::CallForHelp for --help).
+void parse(CLI::App& app, PlansRequest& r, const std::vector<std::string>& args) {
+  std::vector<std::string> words = {"stg plans"};
+  words.insert(words.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& w : words) argv.push_back(w.data());
+  parse_generate_flags(app, r.flags.integers, static_cast<int>(argv.size()), argv.data());
+  if (app.count("--gpus") == 0)
+    throw stg::UsageError("--gpus is required: give the GPU count, e.g. --gpus 64");
+  if (std::none_of(columns().begin(), columns().end(),
+                   [&](const Column& c) { return r.sort == c.name; }))
+    throw stg::UsageError("--sort '" + r.sort + "' is not a column: use one of " + column_names());
+  if (app.count("--pipeline_schedule"))
+    throw stg::UsageError(
+        "--pipeline_schedule is chosen by stg plans (1f1b, interleaved with --virtual_stages > 1): "
+        "drop it");
+  apply_text_flags(r.flags);
+  const stg::Options& o = r.flags.options;
+  auto fix = [&](const char* name, std::initializer_list<const char*> flags, int64_t value) {
+    for (const char* f : flags)
+      if (app.count(f)) r.sweep.fixed[name] = value;
+  };
+  fix("dp", {"--dp"}, o.degree["dp"]);
+  fix("tp", {"--tp"}, o.degree["tp"]);
+  fix("cp", {"--sp", "--cp"}, o.degree["sp"]);
+  fix("pp", {"--pp"}, o.degree["pp"]);
+  fix("ep", {"--ep"}, o.degree["ep"]);
+  fix("virtual_stages", {"--virtual_stages"}, o.virtual_stages);
+  fix("micro_batch", {"--micro_batch"}, o.micro_batch.value_or(0));
+  fix("zero_stage", {"--zero_stage"}, o.zero_stage.value_or(0));
+  if (o.weight_sharded) r.sweep.fixed["zero_stage"] = 3;
+  r.sweep.gpus = r.gpus;
+  r.sweep.threads = o.threads;
+}
+
+// The plans to print: filtered by --fits_gb, sorted by --sort (ties in
+// enumeration order), the first --top.
+std::vector<PlanRow> selected(const PlansRequest& r, std::vector<PlanRow> plans) {
+  if (r.fits_gb > 0)
+    plans.erase(std::remove_if(plans.begin(), plans.end(),
+                               [&](const PlanRow& p) { return p.memory / kGiB > r.fits_gb; }),
+                plans.end());
+  const Column& key = *std::find_if(columns().begin(), columns().end(),
+                                    [&](const Column& c) { return r.sort == c.name; });
+  std::stable_sort(plans.begin(), plans.end(),
+                   [&](const PlanRow& a, const PlanRow& b) { return key.value(a) < key.value(b); });
+  if (r.top > 0 && static_cast<int64_t>(plans.size()) > r.top) plans.resize(r.top);
+  return plans;
+}
+
+std::string cell(const Column& c, const PlanRow& r) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", c.decimals, c.value(r));
+  return text;
+}
+
+void print_csv(const std::vector<PlanRow>& plans) {
+  std::string line;
+  for (const Column& c : columns()) line += (line.empty() ? "" : ",") + std::string(c.name);
+  std::printf("%s,schedule\n", line.c_str());
+  for (const PlanRow& p : plans) {
+    line.clear();
+    for (const Column& c : columns()) line += (line.empty() ? "" : ",") + cell(c, p);
+    std::printf("%s,%s\n", line.c_str(), p.schedule.c_str());
+  }
+}
+
+void print_table(const std::vector<PlanRow>& plans) {
+  std::string line;
+  for (const Column& c : columns())
+    if (c.in_table) {
+      char head[64];
+      std::snprintf(head, sizeof head, "%*s",
+                    std::max<int>(6, static_cast<int>(std::string(c.name).size())), c.name);
+      line += (line.empty() ? "" : " ") + std::string(head);
+    }
+  std::printf("%s\n", line.c_str());
+  for (const PlanRow& p : plans) {
+    line.clear();
+    for (const Column& c : columns())
+      if (c.in_table) {
+        char text[64];
+        std::snprintf(text, sizeof text, "%*s",
+                      std::max<int>(6, static_cast<int>(std::string(c.name).size())),
+                      cell(c, p).c_str());
+        line += (line.empty() ? "" : " ") + std::string(text);
+      }
+    std::printf("%s\n", line.c_str());
+  }
+}
+
+}  // namespace
+
+int plans_main(const std::vector<std::string>& args) {
+  CLI::App app{"stg plans", "stg plans"};
+  PlansRequest r;
+  add_plans_flags(app, r);
+  try {
+    parse(app, r, args);
+    const auto start = std::chrono::steady_clock::now();
+    const stg::sweep::SweepResult result = stg::sweep::sweep(r.flags.options, r.sweep);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const std::vector<PlanRow> plans = selected(r, result.plans);
+    if (r.csv) {
+      print_csv(plans);
+    } else {
+      print_table(plans);
+      std::printf(
+          "stg plans: %zu plans on %lld GPUs (%zu printed; %lld candidates, %lld shapes) in %.3f "
+          "s; per rank: memory of the most loaded rank, TFLOP and GiB sent per step\n",
+          result.plans.size(), static_cast<long long>(r.gpus), plans.size(),
+          static_cast<long long>(result.candidates), static_cast<long long>(result.templates),
+          seconds);
+    }
+    return 0;
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const stg::UsageError& e) {
+    std::fprintf(stderr, "stg plans: error: %s\n", e.what());
+    return 2;
+  }
+}
+
+nlohmann::ordered_json plans_call(const std::vector<std::string>& args) {
+  CLI::App app{"stg plans", "stg plans"};
+  PlansRequest r;
+  add_plans_flags(app, r);
+  try {
+    parse(app, r, args);
+  } catch (const CLI::CallForHelp&) {
+    throw stg::UsageError("--help is the command line's: run `stg plans --help`");
+  }
+  const stg::sweep::SweepResult result = stg::sweep::sweep(r.flags.options, r.sweep);
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const PlanRow& p : selected(r, result.plans)) {
+    nlohmann::ordered_json row;
+    for (const Column& c : columns())
+      row[c.name] = c.decimals == 0 ? nlohmann::ordered_json(static_cast<int64_t>(c.value(p)))
+                                    : nlohmann::ordered_json(c.value(p));
+    row["schedule"] = p.schedule;
+    row["bytes"] = p.bytes;
+    row["flops"] = p.flops;
+    row["memory_bytes"] = p.memory;
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+}  // namespace cli

@@ -1,0 +1,25 @@
+// The JSON layout of what generate() and plan() return (the Python module's
+// stg.generate and stg.plan give it as a dict).
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "stg/generate.h"
+
+namespace stg {
+
+// [{"stage", "params", "grads", "optimizer", "activations", "total",
+//   "in_flight", "blocks", "logits"}, ...], in bytes per rank.
+nlohmann::ordered_json to_json(const std::vector<report::StageMemory>& memory);
+
+// {"ranks", "first_rank", "last_rank", "files", "bytes", "nodes",
+//  "stale_files_removed", "comm_group_file", "memory": [...],
+//  "memory_report", "step": {...}, "notes": [...]}
+nlohmann::ordered_json to_json(const RunSummary& summary);
+
+// {"ranks", "ranks_per_stage", "micro_batches", "nodes", "nodes_per_stage",
+//  "memory": [...], "memory_report", "step": {...}, "notes": [...]}
+nlohmann::ordered_json to_json(const PlanSummary& summary);
+
+}  // namespace stg

@@ -1,0 +1,240 @@
+#include "stg/sweep/plan_template.h"
+
+#include <set>
+
+#include "stg/frameworks/framework.h"
+#include "stg/generate.h"
+#include "stg/models/registry.h"
+#include "stg/passes/pipeline.h"
+#include "stg/report/stage_figures.h"
+
+namespace stg::sweep {
+
+namespace {
+
+using graph::Op;
+using Part = report::MemoryTerm::Part;
+
+// Sums of one part before compilation.
+struct PartSums {
+  expr::Expr flops_per_micro_batch, flops_once;
+  struct FlowSums {
+    int64_t ops_per_micro_batch = 0, ops_once = 0;
+    expr::Expr per_micro_batch, once;
+  };
+  std::map<std::string, std::array<FlowSums, 2>> axes;
+  expr::Expr params, grads, optimizer, kept_here, kept_next, kept_both;
+};
+
+void add(PartSums::FlowSums& f, bool per_micro_batch, const expr::Expr& bytes) {
+  if (per_micro_batch) {
+    ++f.ops_per_micro_batch;
+    f.per_micro_batch = f.per_micro_batch + bytes;
+  } else {
+    ++f.ops_once;
+    f.once = f.once + bytes;
+  }
+}
+
+expr::Expr times(const expr::Expr& e, double factor) {
+  const auto whole = static_cast<int64_t>(factor);
+  if (static_cast<double>(whole) != factor)
+    throw UsageError("stg plans: a memory factor that is not whole (" + std::to_string(factor) +
+                     " bytes per element)");
+  return e * expr::Expr::constant(whole);
+}
+
+}  // namespace
+
+PlanTemplate::PlanTemplate(const Options& base, const TemplateKey& key, int blocks) {
+  Options o = base;
+  o.num_stacks = blocks;
+  o.degree["tp"] = key.tp;
+  o.degree["sp"] = key.cp;
+  o.degree["ep"] = key.ep;
+  o.degree["dp"] = key.dp_above_one ? 2 : 1;
+  o.degree["pp"] = key.pp_above_one ? 2 : 1;
+  o.weight_sharded = false;
+  o.zero_stage = key.zero_stage;
+  // Any valid micro-batch: its size stays a symbol.
+  o.batch = o.micro_batch = o.degree["dp"] * o.degree["ep"];
+  o.pipeline_schedule = lower::Schedule::kNone;
+  o.virtual_stages = 1;
+  models::Workload w = models::build_workload(o);
+  const lower::LowerOptions lo = lower_options(o, w);
+  const passes::PassManager pipeline = build_pipeline(o, w, /*flat=*/true);
+  graph::Graph g = std::move(w.model.graph);
+  passes::Analyses analyses(w.mesh, w.values);
+  pipeline.run(g, analyses);
+  g.evaluate_all();
+
+  const int n = static_cast<int>(g.size());
+  auto part_of = [&](int t) {
+    const graph::Placement& p = g[t].placement;
+    return p.kind == graph::Placement::Kind::kFirst ? 0
+           : passes::placed_with_last(p, blocks)    ? blocks + 1
+                                                    : p.block + 1;
+  };
+  // A tensor's bytes as lowering sizes it (lower_stage.cc, bytes_of).
+  auto bytes = [&](int t, const graph::Shape& shape, int override_bytes) {
+    const int own = !lo.tensor_element_bytes ? 0
+                    : override_bytes > 0     ? override_bytes
+                                             : g[t].element_bytes;
+    return expr::product(shape) *
+           expr::Expr::constant(own > 0 ? static_cast<int64_t>(own) : lo.bytes_per_element);
+  };
+  std::vector<PartSums> sums(blocks + 2);
+  PartSums::FlowSums forward, backward;
+  std::set<expr::Expr> checks;
+  for (int i = 0; i < n; ++i) {
+    const graph::Tensor& x = g[i];
+    const graph::OpResult& r = g.result(i);
+    checks.insert(expr::product(r.y_shape));
+    if (x.x1_shape) checks.insert(expr::product(*x.x1_shape));
+    if (x.x2_shape) checks.insert(expr::product(*x.x2_shape));
+    PartSums& s = sums[part_of(i)];
+    const bool repeated = x.micro_batch == 0;  // lower::FlatStage's copies
+    if (x.op == Op::kCollective) {
+      add(s.axes[report::reported_axis(w.mesh, x.comm.axis)][0], repeated,
+          bytes(graph::carried(g, i), *x.x1_shape, x.element_bytes));
+    } else if (x.op == Op::kSend || x.op == Op::kRecv) {
+      const bool send = x.op == Op::kSend;
+      const expr::Expr b = bytes(graph::carried(g, i), *x.x1_shape, 0);
+      if (x.comm.peer.kind == mesh::Peer::Kind::kStage) {
+        if (send) add(x.stage == 0 ? forward : backward, repeated, b);
+      } else {
+        add(s.axes[report::reported_axis(w.mesh, x.comm.peer.axis) + " p2p"][send ? 0 : 1],
+            repeated, b);
+      }
+    } else {
+      expr::Expr work = r.num_ops;
+      if (x.op == Op::kEinsum && !r.y_hidden.empty())
+        work = work * expr::Expr::constant(lo.flops_per_mac);
+      if (lo.kernel_flops && !x.flops.is_zero()) work = x.flops;
+      if (!r.num_ops.is_zero()) checks.insert(r.num_ops);
+      if (!work.is_zero()) checks.insert(work);
+      if (repeated)
+        s.flops_per_micro_batch = s.flops_per_micro_batch + work;
+      else
+        s.flops_once = s.flops_once + work;
+    }
+  }
+
+  // Memory: the framework's terms, each at its part.
+  const int data_axis = w.mesh.find(mesh::AxisKind::kData);
+  dp_symbol_ = data_axis < 0 ? "" : w.mesh.axis(data_axis).symbol;
+  const frameworks::MemoryModel memory = w.framework->memory_model(o, w, lo, g, part_of);
+  std::map<int, std::set<int>> readers;  // activation buffer -> parts reading it
+  std::map<int, double> act_factor;
+  for (const report::MemoryTerm& t : memory.terms) {
+    expr::Expr b = times(expr::product(g.result(t.tensor).y_shape), t.factor);
+    if (t.over_dp) b = b / expr::Expr::symbol(dp_symbol_);
+    PartSums& s = sums[t.place];
+    switch (t.part) {
+      case Part::kParams:
+        s.params = s.params + b;
+        break;
+      case Part::kGrads:
+        s.grads = s.grads + b;
+        break;
+      case Part::kOptimizer:
+        s.optimizer = s.optimizer + b;
+        break;
+      case Part::kActivations:
+        readers[t.tensor].insert(t.place);
+        act_factor[t.tensor] = t.factor;
+        break;
+    }
+  }
+  for (const auto& [buffer, parts] : readers) {
+    const int p = part_of(buffer);
+    const expr::Expr b = times(expr::product(g.result(buffer).y_shape), act_factor[buffer]);
+    PartSums& s = sums[p];
+    if (parts == std::set<int>{p})
+      s.kept_here = s.kept_here + b;
+    else if (parts == std::set<int>{p + 1})
+      s.kept_next = s.kept_next + b;
+    else if (parts == std::set<int>{p, p + 1})
+      s.kept_both = s.kept_both + b;
+    else
+      throw UsageError("stg plans cannot evaluate this model: an activation of " + g[buffer].id() +
+                       " is read beyond the next block");
+  }
+  formula_ = memory.activation_formula;
+  mesh_ = w.mesh;
+  named_ = w.values;
+
+  // Compiled, with the plan's values by symbol index.
+  auto compile = [&](const expr::Expr& e) { return FastExpr(e, symbols_); };
+  auto compile_flow = [&](const PartSums::FlowSums& f) {
+    return Flow{f.ops_per_micro_batch, f.ops_once, compile(f.per_micro_batch), compile(f.once)};
+  };
+  for (const PartSums& s : sums) {
+    PartFigures p;
+    p.flops_per_micro_batch = compile(s.flops_per_micro_batch);
+    p.flops_once = compile(s.flops_once);
+    for (const auto& [axis, flows] : s.axes)
+      p.axes[axis] = {compile_flow(flows[0]), compile_flow(flows[1])};
+    p.params = compile(s.params);
+    p.grads = compile(s.grads);
+    p.optimizer = compile(s.optimizer);
+    p.kept_here = compile(s.kept_here);
+    p.kept_next = compile(s.kept_next);
+    p.kept_both = compile(s.kept_both);
+    parts_.push_back(std::move(p));
+  }
+  forward_link_ = compile_flow(forward);
+  backward_link_ = compile_flow(backward);
+  for (const expr::Expr& c : checks) checks_.push_back(compile(c));
+  base_values_.assign(symbols_.size(), 0);
+  for (const auto& [name, index] : symbols_.names()) {
+    const auto it = w.values.by_symbol.find(name);
+    if (it == w.values.by_symbol.end())
+      throw UsageError("stg plans cannot evaluate this model: the symbol " + name +
+                       " has no value");
+    base_values_[index] = it->second;
+  }
+  auto index_of = [&](const std::string& name) {
+    const auto it = symbols_.names().find(name);
+    return it == symbols_.names().end() ? -1 : it->second;
+  };
+  dp_ = index_of(dp_symbol_);
+  pp_ = index_of("pp");
+  micro_batch_ = index_of("MicroBatch");
+  batch_ = index_of("Batch");
+}
+
+std::vector<int64_t> PlanTemplate::values(int64_t dp, int64_t pp, int64_t micro_batch,
+                                          int64_t batch) const {
+  std::vector<int64_t> v = base_values_;
+  if (dp_ >= 0) v[dp_] = dp;
+  if (pp_ >= 0) v[pp_] = pp;
+  if (micro_batch_ >= 0) v[micro_batch_] = micro_batch;
+  if (batch_ >= 0) v[batch_] = batch;
+  return v;
+}
+
+bool PlanTemplate::whole(const std::vector<int64_t>& values) const {
+  for (const FastExpr& c : checks_)
+    if (!c.whole(values)) return false;
+  return true;
+}
+
+mesh::Mesh PlanTemplate::mesh_of(int64_t dp, int64_t pp) const {
+  std::vector<mesh::MeshAxis> axes = mesh_.axes();
+  for (mesh::MeshAxis& a : axes)
+    if (a.kind == mesh::AxisKind::kData) a.degree = dp;
+  return mesh::Mesh(axes, pp);
+}
+
+expr::Values PlanTemplate::named_values(int64_t dp, int64_t pp, int64_t micro_batch,
+                                        int64_t batch) const {
+  expr::Values v = named_;
+  if (!dp_symbol_.empty()) v.by_symbol[dp_symbol_] = dp;
+  if (v.by_symbol.count("pp")) v.by_symbol["pp"] = pp;
+  if (v.by_symbol.count("MicroBatch")) v.by_symbol["MicroBatch"] = micro_batch;
+  if (v.by_symbol.count("Batch")) v.by_symbol["Batch"] = batch;
+  return v;
+}
+
+}  // namespace stg::sweep

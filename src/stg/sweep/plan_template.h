@@ -1,0 +1,89 @@
+// One lowering-free template per shape of plan (docs/python.md, "stg
+// plans"): the model built with a few blocks, a plan's tp, cp and ep, and
+// whether dp and pp are above 1, through the pass pipeline; what each part
+// of the model (the first part, each block, the last part) does and holds
+// kept as expressions of the other degrees and the micro-batch, so that
+// every plan of that shape is evaluated without building its graph.
+//
+// The figures mirror what lowering and the memory reports compute from a
+// run's graph (lower/lower_stage.cc, report/memory.cc, the framework's
+// memory model); tests/plans_test.cc checks them against stg::plan().
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "stg/mesh/mesh.h"
+#include "stg/options.h"
+#include "stg/report/megatron_memory.h"
+#include "stg/sweep/fast_expr.h"
+
+namespace stg::sweep {
+
+// What makes two plans' graphs differ beyond their symbols' values.
+struct TemplateKey {
+  int64_t tp = 1, cp = 1, ep = 1;
+  bool dp_above_one = false, pp_above_one = false;
+  int zero_stage = 0;
+  auto operator<=>(const TemplateKey&) const = default;
+};
+
+// Operations and bytes of one direction of traffic, per micro-batch and once
+// per step.
+struct Flow {
+  int64_t ops_per_micro_batch = 0, ops_once = 0;
+  FastExpr bytes_per_micro_batch, bytes_once;
+};
+
+// A part of the model: the first part (embedding), a block, the last part.
+struct PartFigures {
+  FastExpr flops_per_micro_batch, flops_once;
+  // By axis name (report/step_figures.h): [0] sent or collective, [1] received.
+  std::map<std::string, std::array<Flow, 2>> axes;
+  FastExpr params, grads, optimizer;  // bytes on the rank holding the part
+  // Activation bytes of one micro-batch the backward pass keeps, by the
+  // parts that read them: this part only, the next part only, both.
+  FastExpr kept_here, kept_next, kept_both;
+};
+
+class PlanTemplate {
+ public:
+  // Builds the template of `key` for `blocks` template blocks; throws
+  // UsageError when the model refuses the key's degrees.
+  PlanTemplate(const Options& base, const TemplateKey& key, int blocks);
+
+  // parts()[0] is the first part, [1 + b] block b, [blocks + 1] the last.
+  const std::vector<PartFigures>& parts() const { return parts_; }
+  // A stage boundary: forward (activations) and backward (their gradients).
+  const Flow& forward_link() const { return forward_link_; }
+  const Flow& backward_link() const { return backward_link_; }
+  // The plan's values (indices of the template's symbols).
+  std::vector<int64_t> values(int64_t dp, int64_t pp, int64_t micro_batch, int64_t batch) const;
+  // Every shape and operation count lowering would evaluate is whole.
+  bool whole(const std::vector<int64_t>& values) const;
+  // With a formula of activations (Megatron-LM's): its options, the
+  // template's mesh and values to evaluate it with a plan's dp and pp.
+  const std::optional<report::MegatronMemoryOptions>& activation_formula() const {
+    return formula_;
+  }
+  mesh::Mesh mesh_of(int64_t dp, int64_t pp) const;
+  expr::Values named_values(int64_t dp, int64_t pp, int64_t micro_batch, int64_t batch) const;
+
+ private:
+  Symbols symbols_;
+  std::vector<int64_t> base_values_;
+  int dp_ = -1, pp_ = -1, micro_batch_ = -1, batch_ = -1;  // symbol indices
+  std::vector<PartFigures> parts_;
+  Flow forward_link_, backward_link_;
+  std::vector<FastExpr> checks_;
+  std::optional<report::MegatronMemoryOptions> formula_;
+  mesh::Mesh mesh_;
+  expr::Values named_;
+  std::string dp_symbol_;
+};
+
+}  // namespace stg::sweep

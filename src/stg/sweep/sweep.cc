@@ -1,0 +1,383 @@
+#include "stg/sweep/sweep.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "stg/frameworks/registry.h"
+#include "stg/lower/schedule.h"
+#include "stg/models/families/registry.h"
+#include "stg/passes/pipeline.h"
+#include "stg/sweep/plan_template.h"
+#include "stg/util/parallel.h"
+
+namespace stg::sweep {
+
+namespace {
+
+using models::BlockSpec;
+
+std::vector<int64_t> divisors(int64_t n) {
+  std::vector<int64_t> out;
+  for (int64_t d = 1; d * d <= n; ++d)
+    if (n % d == 0) {
+      out.push_back(d);
+      if (d != n / d) out.push_back(n / d);
+    }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The template's blocks and the template block of each real block: a
+// block's figures depend on its kind and its neighbours' (the buffers it
+// hands on), so each real block maps to a template block with the same
+// (previous, own, next) kinds.
+struct BlockMap {
+  int template_blocks = 0;
+  std::vector<int> of_block;  // real block -> template block
+};
+
+BlockMap map_blocks(const models::Family& family, const Options& o, int blocks) {
+  using Signature = std::array<std::optional<BlockSpec>, 3>;
+  auto signatures = [](const std::vector<BlockSpec>& b) {
+    std::vector<Signature> out;
+    for (size_t i = 0; i < b.size(); ++i)
+      out.push_back({i > 0 ? std::optional(b[i - 1]) : std::nullopt, b[i],
+                     i + 1 < b.size() ? std::optional(b[i + 1]) : std::nullopt});
+    return out;
+  };
+  const std::vector<Signature> real = signatures(family.decoder(o, blocks).blocks);
+  for (int t = std::min(blocks, 3); t <= blocks; ++t) {
+    const std::vector<Signature> small = signatures(family.decoder(o, t).blocks);
+    BlockMap map{t, {}};
+    for (const Signature& s : real) {
+      const auto it = std::find(small.begin(), small.end(), s);
+      if (it == small.end()) break;
+      map.of_block.push_back(static_cast<int>(it - small.begin()));
+    }
+    if (map.of_block.size() == real.size()) return map;
+  }
+  BlockMap identity{blocks, {}};
+  for (int b = 0; b < blocks; ++b) identity.of_block.push_back(b);
+  return identity;
+}
+
+// Plans that share a template, dp, pp and micro-batch (their figures per
+// part are the same): one per number of virtual stages.
+struct Candidate {
+  TemplateKey key;
+  int64_t dp, pp;
+  int64_t micro_batch;
+  std::vector<int> virtual_stages;
+};
+
+double value(const FastExpr& e, const std::vector<int64_t>& v) {
+  return e.empty() ? 0 : e.value(v);
+}
+
+double flow_bytes(const Flow& f, const std::vector<int64_t>& v, int micro_batches) {
+  return value(f.bytes_per_micro_batch, v) * micro_batches + value(f.bytes_once, v);
+}
+
+// A part's figures at one plan's values; `sent` by axis index.
+struct PartValues {
+  double flops = 0, params = 0, grads = 0, optimizer = 0;
+  double kept_here = 0, kept_next = 0, kept_both = 0;
+  std::vector<double> sent;
+};
+
+// Per stage of one plan.
+struct StageSums {
+  double flops = 0, params = 0, grads = 0, optimizer = 0, kept = 0;
+  std::vector<double> sent;  // by axis index
+  std::vector<int> blocks;   // real blocks on the stage
+};
+
+class Evaluator {
+ public:
+  Evaluator(const BlockMap& map, int blocks, int64_t batch)
+      : map_(map), blocks_(blocks), batch_(batch) {}
+
+  // The rows of the candidate's plans that are valid.
+  std::vector<PlanRow> evaluate(const Candidate& c, const PlanTemplate& t) const {
+    const int64_t m = c.micro_batch;
+    const int micro_batches = static_cast<int>(batch_ / m);
+    const std::vector<int64_t> v = t.values(c.dp, c.pp, m, batch_);
+    if (!t.whole(v)) return {};
+    // Axis names, "pp" first.
+    std::vector<std::string> axes = {"pp"};
+    auto axis_index = [&](const std::string& name) {
+      const auto it = std::find(axes.begin(), axes.end(), name);
+      if (it != axes.end()) return static_cast<int>(it - axes.begin());
+      axes.push_back(name);
+      return static_cast<int>(axes.size()) - 1;
+    };
+    std::vector<PartValues> parts;
+    for (const PartFigures& f : t.parts()) {
+      PartValues p;
+      p.flops = value(f.flops_per_micro_batch, v) * micro_batches + value(f.flops_once, v);
+      p.params = value(f.params, v);
+      p.grads = value(f.grads, v);
+      p.optimizer = value(f.optimizer, v);
+      p.kept_here = value(f.kept_here, v);
+      p.kept_next = value(f.kept_next, v);
+      p.kept_both = value(f.kept_both, v);
+      for (const auto& [axis, flows] : f.axes) {
+        const int i = axis_index(axis);
+        if (static_cast<int>(p.sent.size()) <= i) p.sent.resize(i + 1, 0);
+        p.sent[i] += flow_bytes(flows[0], v, micro_batches);
+      }
+      parts.push_back(std::move(p));
+    }
+    const double forward = flow_bytes(t.forward_link(), v, micro_batches);
+    const double backward = flow_bytes(t.backward_link(), v, micro_batches);
+    const Formula formula = formula_bytes(t, c);
+
+    std::vector<PlanRow> rows;
+    const int pp = static_cast<int>(c.pp);
+    for (const int chunks : c.virtual_stages) {
+      const lower::Schedule schedule =
+          chunks > 1 ? lower::Schedule::kInterleaved : lower::Schedule::k1F1B;
+      if (!lower::schedule_requirement(schedule, pp, micro_batches).empty()) continue;
+      if (schedule == lower::Schedule::kInterleaved && micro_batches % pp != 0) continue;
+      std::vector<StageSums> stages = stage_sums(parts, axes.size(), pp, chunks, forward, backward);
+      activations(t, formula, pp, chunks, micro_batches, schedule, stages);
+      rows.push_back(row(c, chunks, micro_batches, axes, stages));
+    }
+    return rows;
+  }
+
+ private:
+  // Megatron-LM's activations by formula (per template block, and the
+  // ends), when the framework counts them so.
+  struct Formula {
+    bool used = false;
+    std::vector<double> block_bytes;
+    report::MegatronEnds ends;
+  };
+  Formula formula_bytes(const PlanTemplate& t, const Candidate& c) const {
+    Formula f;
+    if (!t.activation_formula()) return f;
+    f.used = true;
+    const report::MegatronMemoryOptions& o = *t.activation_formula();
+    const mesh::Mesh mesh = t.mesh_of(c.dp, c.pp);
+    const expr::Values values = t.named_values(c.dp, c.pp, c.micro_batch, batch_);
+    for (const report::BlockActivations& b : o.blocks)
+      f.block_bytes.push_back(report::block_activation_bytes(mesh, values, o, b));
+    f.ends = report::megatron_end_bytes(mesh, values, o);
+    return f;
+  }
+
+  // Each part on its stage: blocks in contiguous runs of pp x chunks
+  // virtual stages (passes/pipeline.h), the ends with the first and last
+  // block; a stage boundary's sends on both sides.
+  std::vector<StageSums> stage_sums(const std::vector<PartValues>& parts, size_t axes, int pp,
+                                    int chunks, double forward, double backward) const {
+    const int virtual_stages = pp * chunks;
+    const int last = blocks_ + 1;
+    std::vector<int> stage_of(blocks_ + 2);
+    stage_of[0] = 0;
+    for (int b = 0; b < blocks_; ++b)
+      stage_of[b + 1] = passes::stage_of_block(b, blocks_, virtual_stages) % pp;
+    stage_of[last] = (virtual_stages - 1) % pp;
+    std::vector<StageSums> stages(pp);
+    for (StageSums& s : stages) s.sent.assign(axes, 0);
+    for (int u = 0; u <= last; ++u) {
+      const int p = u == 0 ? 0 : u == last ? map_.template_blocks + 1 : map_.of_block[u - 1] + 1;
+      StageSums& s = stages[stage_of[u]];
+      const PartValues& pv = parts[p];
+      s.flops += pv.flops;
+      s.params += pv.params;
+      s.grads += pv.grads;
+      s.optimizer += pv.optimizer;
+      s.kept += pv.kept_here;
+      if (u < last) {
+        // Read by the next part too: held where each reader is.
+        stages[stage_of[u + 1]].kept += pv.kept_next + pv.kept_both;
+        if (stage_of[u + 1] != stage_of[u]) s.kept += pv.kept_both;
+      }
+      if (u > 0 && u < last) s.blocks.push_back(u - 1);
+      for (size_t i = 0; i < pv.sent.size(); ++i) s.sent[i] += pv.sent[i];
+    }
+    for (int b = 0; b + 1 < virtual_stages; ++b) {
+      stages[b % pp].sent[0] += forward;
+      stages[(b + 1) % pp].sent[0] += backward;
+    }
+    return stages;
+  }
+
+  // The stages' activations (in `kept`): the buffers of one micro-batch
+  // times those in flight, or the framework's formula.
+  void activations(const PlanTemplate& t, const Formula& f, int pp, int chunks, int micro_batches,
+                   lower::Schedule schedule, std::vector<StageSums>& stages) const {
+    (void)t;
+    for (int s = 0; s < pp; ++s) {
+      StageSums& st = stages[s];
+      const double in_flight = lower::activations_in_flight(schedule, s, pp, micro_batches, chunks);
+      if (!f.used) {
+        st.kept *= in_flight;
+        continue;
+      }
+      double held = 0;
+      for (int b : st.blocks) held += f.block_bytes[map_.of_block[b]];
+      // The multi-token prediction modules (the formula's blocks after the
+      // template's) are blocks of the last stage.
+      if (s == pp - 1)
+        for (size_t b = static_cast<size_t>(map_.template_blocks); b < f.block_bytes.size(); ++b)
+          held += f.block_bytes[b];
+      const double end = (s == pp - 1 ? f.ends.last_inputs : 0) + (s == 0 ? f.ends.first_mask : 0);
+      st.kept = (held + end) * in_flight + (s == pp - 1 ? f.ends.logits : 0) * in_flight;
+    }
+  }
+
+  PlanRow row(const Candidate& c, int chunks, int micro_batches,
+              const std::vector<std::string>& axes, const std::vector<StageSums>& stages) const {
+    PlanRow row;
+    row.dp = c.dp;
+    row.tp = c.key.tp;
+    row.cp = c.key.cp;
+    row.ep = c.key.ep;
+    row.pp = c.pp;
+    row.virtual_stages = chunks;
+    row.micro_batch = c.micro_batch;
+    row.zero_stage = c.key.zero_stage;
+    row.micro_batches = micro_batches;
+    row.schedule = chunks > 1 ? "interleaved" : "1f1b";
+    row.bubble = bubble_fraction(static_cast<int>(c.pp), micro_batches, chunks);
+    std::vector<double> sent(axes.size(), 0);
+    for (size_t s = 0; s < stages.size(); ++s) {
+      const StageSums& st = stages[s];
+      const double total = st.params + st.grads + st.optimizer + st.kept;
+      if (s == 0 || total > row.memory) {
+        row.memory = total;
+        row.params = st.params;
+        row.grads = st.grads;
+        row.optimizer = st.optimizer;
+        row.activations = st.kept;
+      }
+      row.flops = std::max(row.flops, st.flops);
+      for (size_t i = 0; i < axes.size(); ++i) sent[i] = std::max(sent[i], st.sent[i]);
+    }
+    for (size_t i = 0; i < axes.size(); ++i)
+      if (sent[i] > 0) row.bytes[axes[i]] = sent[i];
+    return row;
+  }
+
+  const BlockMap& map_;
+  int blocks_;
+  int64_t batch_;
+};
+
+}  // namespace
+
+double bubble_fraction(int pp, int micro_batches, int chunks) {
+  // The idle fraction of the most idle stage with F = B + W: (pp - 1) of
+  // the pp - 1 + chunks x micro-batches slots of the makespan. Equal to
+  // what lower::run_schedule measures (tests/plans_test.cc compares them).
+  return static_cast<double>(pp - 1) / (static_cast<double>(chunks) * micro_batches + pp - 1);
+}
+
+SweepResult sweep(const Options& base, const SweepOptions& options) {
+  if (!base.module_csv.empty())
+    throw UsageError("stg plans evaluates decoder models: --module_csv is not one");
+  const models::Family& family = models::family_of(base);
+  if (!family.decoder)
+    throw UsageError("stg plans evaluates decoder models (gpt, llama, moe, ...): --model_type " +
+                     family.name + " is not one");
+  if (options.gpus < 1 || options.gpus > kMaxRanks)
+    throw UsageError("--gpus " + std::to_string(options.gpus) +
+                     " is not valid: use an integer from 1 to " + std::to_string(kMaxRanks));
+  // The sweep places blocks on stages by count (passes::stage_of_block).
+  if (base.pp_balance_cost)
+    throw UsageError(
+        "--pp_balance cost is not evaluated by stg plans (it splits stages by block count): "
+        "drop it, and give the plan you pick to stg with --pp_balance cost");
+  const int64_t stacks = base.num_stacks.value_or(80);
+  if (stacks < 1 || stacks > kMaxStacks)
+    throw UsageError("--num_stacks " + std::to_string(stacks) + " is not valid: use 1 to " +
+                     std::to_string(kMaxStacks));
+  const int blocks = static_cast<int>(stacks);
+  const int64_t batch = base.batch.value_or(64);
+  if (batch < 1) throw UsageError("--batch " + std::to_string(batch) + " is not valid: use >= 1");
+  Options o = base;
+  o.units = Units::kPhysical;  // FLOPs and bytes
+  const models::DecoderSpec spec = family.decoder(o, blocks);
+  const bool moe = spec.any(models::BlockKind::kMoe);
+  const BlockMap map = map_blocks(family, o, blocks);
+  const frameworks::Framework& framework = frameworks::find(o.framework);
+
+  auto allowed = [&](const char* name, int64_t v) {
+    const auto it = options.fixed.find(name);
+    return it == options.fixed.end() || it->second == v;
+  };
+  SweepResult result;
+  std::vector<Candidate> candidates;
+  const int64_t n = options.gpus;
+  for (int64_t tp : divisors(n)) {
+    for (int64_t cp : divisors(n / tp)) {
+      for (int64_t ep : moe ? divisors(n / tp / cp) : std::vector<int64_t>{1}) {
+        for (int64_t pp : divisors(n / tp / cp / ep)) {
+          if (pp > blocks) continue;
+          const int64_t dp = n / tp / cp / ep / pp;
+          if (!allowed("dp", dp) || !allowed("tp", tp) || !allowed("cp", cp) ||
+              !allowed("ep", ep) || !allowed("pp", pp))
+            continue;
+          Options check = o;
+          check.degree["dp"] = dp;
+          check.degree["ep"] = ep;
+          for (int64_t m : divisors(batch)) {
+            if (m % dp != 0 || !allowed("micro_batch", m)) continue;
+            try {
+              framework.check_decoder(check, spec, m);
+            } catch (const UsageError&) {
+              continue;
+            }
+            std::vector<int> chunks;
+            for (int v = 1; pp * v <= blocks && (v == 1 || pp > 1); ++v)
+              if (allowed("virtual_stages", v)) chunks.push_back(v);
+            if (chunks.empty()) continue;
+            for (int zero = 0; zero <= (dp > 1 ? 3 : 0); ++zero) {
+              if (!allowed("zero_stage", zero)) continue;
+              candidates.push_back({{tp, cp, ep, dp > 1, pp > 1, zero}, dp, pp, m, chunks});
+              result.candidates += static_cast<int64_t>(chunks.size());
+            }
+          }
+        }
+      }
+    }
+  }
+
+  // One template per shape, built in parallel; a shape the model refuses
+  // (tp not dividing the heads, ...) has no plans.
+  std::map<TemplateKey, std::unique_ptr<PlanTemplate>> templates;
+  for (const Candidate& c : candidates) templates[c.key];
+  std::vector<const TemplateKey*> keys;
+  for (const auto& [key, t] : templates) keys.push_back(&key);
+  const int threads = options.threads > 0
+                          ? options.threads
+                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::unique_ptr<PlanTemplate>> built(keys.size());
+  util::parallel_for(0, static_cast<int64_t>(keys.size()), threads, [&](int64_t k) {
+    try {
+      built[k] = std::make_unique<PlanTemplate>(o, *keys[k], map.template_blocks);
+    } catch (const UsageError&) {
+    } catch (const expr::SizeError&) {
+    }
+  });
+  for (size_t k = 0; k < keys.size(); ++k) templates[*keys[k]] = std::move(built[k]);
+  result.templates = static_cast<int64_t>(keys.size());
+
+  const Evaluator evaluator(map, blocks, batch);
+  std::vector<std::vector<PlanRow>> rows(candidates.size());
+  util::parallel_for(0, static_cast<int64_t>(candidates.size()), threads, [&](int64_t i) {
+    const Candidate& c = candidates[i];
+    if (const PlanTemplate* t = templates.at(c.key).get()) rows[i] = evaluator.evaluate(c, *t);
+  });
+  for (auto& group : rows)
+    for (PlanRow& r : group) result.plans.push_back(std::move(r));
+  return result;
+}
+
+}  // namespace stg::sweep

@@ -1,0 +1,55 @@
+// `stg plans`: every valid parallel plan of a model on N GPUs, each
+// evaluated without building its graph or writing a trace (plan_template.h):
+// memory per rank, FLOPs per rank, bytes per parallel axis per rank and the
+// pipeline schedule's bubble. docs/python.md, "stg plans", says how.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "stg/options.h"
+
+namespace stg::sweep {
+
+// One plan: the flags that set it and its figures. Per rank figures are the
+// largest over the ranks (the most loaded pipeline stage).
+struct PlanRow {
+  int64_t dp = 1, tp = 1, cp = 1, ep = 1, pp = 1;
+  int virtual_stages = 1;
+  int64_t micro_batch = 1;  // --micro_batch: sequences of a micro-batch over all dp ranks
+  int zero_stage = 0;
+  int micro_batches = 1;
+  std::string schedule;  // 1f1b, or interleaved with virtual stages
+  // Memory of the rank that holds the most (bytes): its parts and total.
+  double params = 0, grads = 0, optimizer = 0, activations = 0, memory = 0;
+  double flops = 0;                     // per rank per step
+  std::map<std::string, double> bytes;  // per axis, sent per rank per step
+  double bubble = 0;                    // idle fraction of the schedule's makespan
+};
+
+struct SweepOptions {
+  int64_t gpus = 1;
+  // Degrees and choices the user fixed (a flag given): only plans with them.
+  std::map<std::string, int64_t> fixed;  // "dp", "tp", "cp", "ep", "pp", "virtual_stages",
+                                         // "micro_batch", "zero_stage"
+  int threads = 0;
+};
+
+struct SweepResult {
+  std::vector<PlanRow> plans;  // in enumeration order
+  int64_t candidates = 0;      // degree, micro-batch and ZeRO choices tried
+  int64_t templates = 0;       // distinct plan shapes built
+};
+
+// The idle fraction of the most idle stage of 1F1B (chunks 1) or the
+// interleaved schedule, all passes of one length, as `stg inspect
+// --schedule` measures it: (pp - 1) / (chunks x micro_batches + pp - 1).
+double bubble_fraction(int pp, int micro_batches, int chunks);
+
+// Throws UsageError for a model that is not a decoder or bad options.
+SweepResult sweep(const Options& base, const SweepOptions& options);
+
+}  // namespace stg::sweep
