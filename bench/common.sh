@@ -7,11 +7,17 @@
 #                         its own defines bench_extra_arg FLAG first: it
 #                         returns 0 when it took the flag.
 #   median                the median of the numbers on stdin ($runs of them)
-#   time_run OUT FLAGS... runs stg into OUT under /usr/bin/time -v (stg's
-#                         summary line on stdout, the figures in
-#                         $scratch/time.txt); OUT is removed and the page
-#                         cache flushed (sync) first, so that the writeback
-#                         of an earlier run does not land in this one
+#   time_run OUT ARGS...  runs stg ARGS into OUT (--output_dir OUT after
+#                         ARGS, so ARGS may start with a subcommand) under
+#                         /usr/bin/time -v (stg's summary line on stdout,
+#                         the figures in $scratch/time.txt); OUT is removed
+#                         and the page cache flushed (sync) first, so that
+#                         the writeback of an earlier run does not land in
+#                         this one
+#   median_run OUT ARGS...  $runs runs of time_run, then OUT removed; sets
+#                         $wall (median of stg's own seconds, from its
+#                         summary line), $rss_kb (median peak RSS) and, from
+#                         the last run's summary, $bytes and $nodes written
 #   wall_seconds, cpu_seconds, peak_rss_kb   read $scratch/time.txt
 # The caller has `set -euo pipefail` and is at the repository root.
 
@@ -56,7 +62,22 @@ time_run() {
   shift
   rm -rf "$out"
   sync
-  /usr/bin/time -v -o "$scratch/time.txt" "$stg" --output_dir "$out" "$@" | tail -1
+  /usr/bin/time -v -o "$scratch/time.txt" "$stg" "$@" --output_dir "$out" | tail -1
+}
+
+median_run() {
+  local out=$1 summary i walls=() rsss=()
+  shift
+  for ((i = 0; i < runs; i++)); do
+    summary=$(time_run "$out" "$@")
+    walls+=("$(sed -n 's/.* nodes in \([0-9.]*\) s .*/\1/p' <<<"$summary")")
+    rsss+=("$(peak_rss_kb)")
+  done
+  rm -rf "$out"
+  wall=$(printf '%s\n' "${walls[@]}" | median)
+  rss_kb=$(printf '%s\n' "${rsss[@]}" | median)
+  bytes=$(sed -n 's/.* files, \([0-9]*\) bytes, .*/\1/p' <<<"$summary")
+  nodes=$(sed -n 's/.* bytes, \([0-9]*\) nodes in .*/\1/p' <<<"$summary")
 }
 
 # Elapsed (wall clock) time (h:mm:ss or m:ss): 1:02.34

@@ -19,21 +19,9 @@ echo "stg: $stg"
 printf '%6s %8s %10s %10s %14s %8s\n' steps "time s" "peak RSS" nodes bytes "RSS/1"
 base_rss=0
 for steps in 1 10 100 1000; do
-  walls=() rsss=()
-  for ((i = 0; i < runs; i++)); do
-    rm -rf "$scratch/out"
-    sync
-    summary=$(/usr/bin/time -v -o "$scratch/time.txt" "$stg" infer --output_dir "$scratch/out" \
-      --model llama3-70b --tp 8 --requests 64 --prompt_len 2048 --decode_steps "$steps" | tail -1)
-    walls+=("$(sed -n 's/.* nodes in \([0-9.]*\) s .*/\1/p' <<<"$summary")")
-    rsss+=("$(peak_rss_kb)")
-  done
-  rm -rf "$scratch/out"
-  w=$(printf '%s\n' "${walls[@]}" | median)
-  r=$(printf '%s\n' "${rsss[@]}" | median)
-  [ "$steps" = 1 ] && base_rss=$r
-  b=$(sed -n 's/.* files, \([0-9]*\) bytes, .*/\1/p' <<<"$summary")
-  n=$(sed -n 's/.* bytes, \([0-9]*\) nodes in .*/\1/p' <<<"$summary")
-  awk -v d="$steps" -v w="$w" -v r="$r" -v n="$n" -v b="$b" -v r1="$base_rss" 'BEGIN {
+  median_run "$scratch/out" infer --model llama3-70b --tp 8 --requests 64 --prompt_len 2048 \
+    --decode_steps "$steps"
+  [ "$steps" = 1 ] && base_rss=$rss_kb
+  awk -v d="$steps" -v w="$wall" -v r="$rss_kb" -v n="$nodes" -v b="$bytes" -v r1="$base_rss" 'BEGIN {
     printf "%6d %8.3f %7.1f MB %10d %14.0f %8.2f\n", d, w, r / 1000, n, b, r / r1 }'
 done

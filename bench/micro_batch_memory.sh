@@ -20,21 +20,11 @@ printf '%-10s %6s %8s %10s %10s %12s %10s %8s\n' schedule mbs "time s" "peak RSS
 for schedule in none 1f1b; do
   base_rss=0 base_wall=0
   for mbs in 8 32 128 512 2048; do
-    walls=() rsss=()
-    for ((i = 0; i < runs; i++)); do
-      summary=$(time_run "$scratch/out" --model_type gpt --num_stacks 4 --pp 2 --batch "$mbs" \
-        --micro_batch 1 --pipeline_schedule "$schedule")
-      walls+=("$(sed -n 's/.* nodes in \([0-9.]*\) s .*/\1/p' <<<"$summary")")
-      rsss+=("$(peak_rss_kb)")
-    done
-    rm -rf "$scratch/out"
-    w=$(printf '%s\n' "${walls[@]}" | median)
-    r=$(printf '%s\n' "${rsss[@]}" | median)
-    [ "$mbs" = 8 ] && base_rss=$r && base_wall=$w
-    b=$(sed -n 's/.* files, \([0-9]*\) bytes, .*/\1/p' <<<"$summary")
-    n=$(sed -n 's/.* bytes, \([0-9]*\) nodes in .*/\1/p' <<<"$summary")
-    awk -v s="$schedule" -v m="$mbs" -v w="$w" -v r="$r" -v n="$n" -v b="$b" -v r8="$base_rss" \
-      -v w8="$base_wall" 'BEGIN {
+    median_run "$scratch/out" --model_type gpt --num_stacks 4 --pp 2 --batch "$mbs" \
+      --micro_batch 1 --pipeline_schedule "$schedule"
+    [ "$mbs" = 8 ] && base_rss=$rss_kb && base_wall=$wall
+    awk -v s="$schedule" -v m="$mbs" -v w="$wall" -v r="$rss_kb" -v n="$nodes" -v b="$bytes" \
+      -v r8="$base_rss" -v w8="$base_wall" 'BEGIN {
       added = m > 8 ? sprintf("%10.1f", (w - w8) * 1e6 / (m - 8)) : sprintf("%10s", "-")
       printf "%-10s %6d %8.3f %7.1f MB %10d %12d %s %8.2f\n", s, m, w, r / 1000, n, b, added,
              r / r8 }'

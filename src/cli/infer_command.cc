@@ -117,8 +117,8 @@ int infer_main(int argc, char** argv) {
   // --peak_tflops and --mem_bw_gbps are the generator's (--print_makespan's
   // hardware); here they also set the per-phase roofline, so they need no
   // --print_makespan.
-  if (flags.peak_tflops > 0) serving.serving.peak_tflops = flags.peak_tflops;
-  if (flags.mem_bw_gbps > 0) serving.serving.mem_bw_gbps = flags.mem_bw_gbps;
+  if (flags.peak_tflops > 0) serving.serving.roofline.peak_tflops = flags.peak_tflops;
+  if (flags.mem_bw_gbps > 0) serving.serving.roofline.mem_bw_gbps = flags.mem_bw_gbps;
   if (!flags.print_makespan) flags.peak_tflops = flags.mem_bw_gbps = 0;
   flags.options.serving = serving.serving;
   return run_generate_command(flags);

@@ -451,7 +451,7 @@ report::ServingFigures serving_figures(const Options& o, const models::Workload&
   f.prompt_len = s.prompt_len;
   f.decode_steps = s.decode_steps;
   f.kv_dtype = dtype_name(s.kv_dtype);
-  f.roofline = {s.peak_tflops, s.mem_bw_gbps};
+  f.roofline = s.roofline;
   f.hbm_gb = s.hbm_gb;
   const int64_t element_bytes = dtype_bytes(o.dtype.value_or(w.framework->default_dtype()));
   const int64_t per_stage = layout.ranks_per_stage();

@@ -13,6 +13,7 @@
 #include "stg/emit/schema.h"
 #include "stg/lower/schedule.h"
 #include "stg/mesh/axes.h"
+#include "stg/tools/roofline.h"
 
 namespace stg {
 
@@ -70,9 +71,8 @@ struct Serving {
   int64_t decode_steps = 128;
   DType kv_dtype = DType::kBf16;
   double hbm_gb = 80;  // an H100's HBM
-  // The roofline of the per-phase figures (stg validate's defaults:
-  // tools/roofline.h).
-  double peak_tflops = 989, mem_bw_gbps = 3350;
+  // The roofline of the per-phase figures (stg validate's defaults).
+  tools::RooflineFigures roofline;
   // --disaggregate P:D: the prefill on P replicas of the plan, the decode
   // steps on D others (0:0: on the same ranks).
   int64_t prefill_replicas = 0, decode_replicas = 0;

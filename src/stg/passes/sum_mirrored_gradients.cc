@@ -3,43 +3,13 @@
 #include <algorithm>
 #include <tuple>
 
+#include "stg/passes/gradient_sum.h"
 #include "stg/passes/insertion.h"
 
 namespace stg::passes {
 
 using graph::Op;
 using graph::Tensor;
-
-namespace {
-
-// The all-reduce of gradient `grad` (the accumulated gradient, or the sum
-// that already reads it) over the two copies' stages.
-Tensor mirror_sum(const graph::Graph& g, int grad, int group) {
-  const Tensor& x = g[grad];
-  const graph::OpResult& r = g.result(grad);
-  Tensor t;
-  t.op = Op::kCollective;
-  t.name = x.name + ".mirror_sum";
-  t.number_at = x.number_at;
-  t.revision = x.revision;
-  t.x1 = grad;
-  t.x1_shape = t.x2_shape = r.y_shape;  // the sum has the copy's view
-  t.x1_hidden = t.x2_hidden = r.y_hidden;
-  t.comm.type = graph::CollType::kAllReduce;
-  t.comm.axis = group;
-  t.comm.label = x.id() + "_MIRROR_SUM";
-  t.comm.label_number_at = x.number_at;
-  t.micro_batch = x.micro_batch;
-  t.phase = graph::Phase::kBackwardInput;
-  t.placement = x.placement;
-  t.stage = x.stage;
-  t.chunk = x.chunk;
-  t.role = graph::Role::kGradient;
-  t.element_bytes = x.element_bytes;
-  return t;
-}
-
-}  // namespace
 
 int sum_mirrored_gradients(graph::Graph& g, const std::vector<int>& gradient_of, int first_group,
                            int pp) {
@@ -76,7 +46,7 @@ int sum_mirrored_gradients(graph::Graph& g, const std::vector<int>& gradient_of,
     const int group = first_group + std::min(s, pp - 1 - s);
     int previous = -1;
     for (const auto& [position, weight, grad] : sums[s]) {
-      Tensor t = mirror_sum(g, grad, group);
+      Tensor t = gradient_all_reduce(g, grad, group, ".mirror_sum", "_MIRROR_SUM");
       if (previous < 0)
         t.extra_deps = flush[s];
       else
@@ -86,10 +56,7 @@ int sum_mirrored_gradients(graph::Graph& g, const std::vector<int>& gradient_of,
     }
   }
   // Everything that read a copy's gradient reads the sum instead.
-  for (int i = 0; i < n; ++i) {
-    if (g[i].x1 >= 0 && sum_of[g[i].x1] >= 0) g.set_input(i, 1, sum_of[g[i].x1]);
-    if (g[i].x2 >= 0 && sum_of[g[i].x2] >= 0) g.set_input(i, 2, sum_of[g[i].x2]);
-  }
+  read_gradient_sums(g, sum_of);
   ins.apply();
   return count;
 }

@@ -165,25 +165,8 @@ std::vector<StageMemory> megatron_memory_by_stage(const graph::Graph& g, const m
     if (g[i].role == Role::kWeight && g[i].placement.kind == graph::Placement::Kind::kBlock)
       blocks[g[i].stage].insert(g[i].placement.block);
 
-  using Part = MemoryTerm::Part;
-  for (const MemoryTerm& t : megatron_weight_terms(g, o, [&](int i) { return g[i].stage; })) {
-    StageMemory& m = stages[t.place];
-    const double bytes = term_bytes(t, elements(g, t.tensor, values), 1);
-    switch (t.part) {
-      case Part::kParams:
-        m.params += bytes;
-        break;
-      case Part::kGrads:
-        m.grads += bytes;
-        break;
-      case Part::kOptimizer:
-        m.optimizer += bytes;
-        break;
-      case Part::kActivations:
-        m.activations += bytes;
-        break;
-    }
-  }
+  for (const MemoryTerm& t : megatron_weight_terms(g, o, [&](int i) { return g[i].stage; }))
+    part_bytes(stages[t.place], t.part) += term_bytes(t, elements(g, t.tensor, values), 1);
 
   // Blocks of one kind are counted together, so that a list of like
   // blocks gives the product count x bytes.

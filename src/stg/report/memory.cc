@@ -6,6 +6,20 @@
 
 namespace stg::report {
 
+double& part_bytes(StageMemory& m, MemoryTerm::Part part) {
+  switch (part) {
+    case MemoryTerm::Part::kParams:
+      return m.params;
+    case MemoryTerm::Part::kGrads:
+      return m.grads;
+    case MemoryTerm::Part::kOptimizer:
+      return m.optimizer;
+    case MemoryTerm::Part::kActivations:
+      break;
+  }
+  return m.activations;
+}
+
 double elements(const graph::Graph& g, int t, const expr::Values& values) {
   return static_cast<double>(
       expr::whole_count(expr::product(g.result(t).y_shape), values, "size of " + g[t].id()));
@@ -106,25 +120,8 @@ std::vector<StageMemory> memory_by_stage(const graph::Graph& g, const mesh::Mesh
   }
   const int data_axis = mesh.find(mesh::AxisKind::kData);
   const double dp = data_axis < 0 ? 1 : static_cast<double>(mesh.axis(data_axis).degree);
-  using Part = MemoryTerm::Part;
-  for (const MemoryTerm& t : memory_terms(g, mesh, o, [&](int i) { return g[i].stage; })) {
-    StageMemory& m = stages[t.place];
-    const double bytes = term_bytes(t, elements(g, t.tensor, values), dp);
-    switch (t.part) {
-      case Part::kParams:
-        m.params += bytes;
-        break;
-      case Part::kGrads:
-        m.grads += bytes;
-        break;
-      case Part::kOptimizer:
-        m.optimizer += bytes;
-        break;
-      case Part::kActivations:
-        m.activations += bytes;
-        break;
-    }
-  }
+  for (const MemoryTerm& t : memory_terms(g, mesh, o, [&](int i) { return g[i].stage; }))
+    part_bytes(stages[t.place], t.part) += term_bytes(t, elements(g, t.tensor, values), dp);
   for (StageMemory& m : stages) m.activations *= m.in_flight;
   return stages;
 }

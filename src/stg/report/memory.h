@@ -65,6 +65,9 @@ using PlaceOf = std::function<int(int tensor)>;
 std::vector<MemoryTerm> memory_terms(const graph::Graph& g, const mesh::Mesh& mesh,
                                      const MemoryOptions& options, const PlaceOf& place);
 
+// The field of `m` a term of `part` adds to.
+double& part_bytes(StageMemory& m, MemoryTerm::Part part);
+
 // A term's bytes with `values` and the data-parallel degree `dp`.
 inline double term_bytes(const MemoryTerm& t, double elements, double dp) {
   return t.factor * elements / (t.over_dp ? dp : 1);
