@@ -56,8 +56,9 @@ Options options_of(const Options& base, const PlanRow& row) {
 }
 
 // Plans spread over the sweep (`samples` of them) against the lowered run.
-void expect_plans_match_runs(const Options& base, int64_t gpus, size_t samples) {
-  const stg::sweep::SweepResult sweep = stg::sweep::sweep(base, {gpus, {}, 1});
+void expect_plans_match_runs(const Options& base, int64_t gpus, size_t samples,
+                             const std::map<std::string, int64_t>& fixed = {}) {
+  const stg::sweep::SweepResult sweep = stg::sweep::sweep(base, {gpus, fixed, 1});
   ASSERT_GT(sweep.plans.size(), samples);
   const size_t stride = sweep.plans.size() / samples;
   for (size_t i = 0; i < sweep.plans.size(); i += stride) {
@@ -131,6 +132,18 @@ TEST(Plans, MultiTokenPredictionPlansHaveTheFiguresOfTheirRuns) {
   }
 }
 
+// More pipeline stages than blocks (up to blocks + 2): the embedding and
+// the output layer on stages of their own.
+TEST(Plans, PlansWithMoreStagesThanBlocksHaveTheFiguresOfTheirRuns) {
+  Options llama = small("llama");
+  llama.num_stacks = 2;
+  expect_plans_match_runs(llama, 4, 3, {{"pp", 4}});
+  Options gpt = small("gpt", "megatron");
+  gpt.num_stacks = 2;
+  gpt.batch = 6;
+  expect_plans_match_runs(gpt, 3, 2, {{"pp", 3}});
+}
+
 // Every degree split, micro-batch, virtual stage count and ZeRO stage the
 // sweep leaves out is one stg::plan() refuses.
 TEST(Plans, PlansLeftOutAreRefused) {
@@ -148,7 +161,7 @@ TEST(Plans, PlansLeftOutAreRefused) {
         for (int64_t m : {1, 2, 4, 8, 16})
           for (int v = 1; v <= 4; ++v)
             for (int zero = 0; zero <= 3; ++zero) {
-              if ((v > 1 && pp == 1) || (zero > 0 && dp == 1) || pp * v > 4) continue;
+              if ((v > 1 && pp == 1) || (zero > 0 && dp == 1) || (v > 1 && pp * v > 4)) continue;
               if (listed.count({dp, tp, pp, cp, v, m, zero})) continue;
               PlanRow row;
               row.dp = dp, row.tp = tp, row.pp = pp, row.cp = cp, row.virtual_stages = v;

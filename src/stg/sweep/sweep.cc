@@ -177,11 +177,17 @@ class Evaluator {
                                     int chunks, double forward, double backward) const {
     const int virtual_stages = pp * chunks;
     const int last = blocks_ + 1;
+    // More stages than blocks: the ends are pipeline units of their own,
+    // as passes::assign_stages places them.
+    const bool own_ends = virtual_stages > blocks_;
     std::vector<int> stage_of(blocks_ + 2);
-    stage_of[0] = 0;
-    for (int b = 0; b < blocks_; ++b)
-      stage_of[b + 1] = passes::stage_of_block(b, blocks_, virtual_stages) % pp;
-    stage_of[last] = (virtual_stages - 1) % pp;
+    for (int u = 0; u <= last; ++u) {
+      const int v = own_ends    ? passes::stage_of_block(u, blocks_ + 2, virtual_stages)
+                    : u == 0    ? 0
+                    : u == last ? virtual_stages - 1
+                                : passes::stage_of_block(u - 1, blocks_, virtual_stages);
+      stage_of[u] = v % pp;
+    }
     std::vector<StageSums> stages(pp);
     for (StageSums& s : stages) s.sent.assign(axes, 0);
     for (int u = 0; u <= last; ++u) {
@@ -319,7 +325,7 @@ SweepResult sweep(const Options& base, const SweepOptions& options) {
     for (int64_t cp : divisors(n / tp)) {
       for (int64_t ep : moe ? divisors(n / tp / cp) : std::vector<int64_t>{1}) {
         for (int64_t pp : divisors(n / tp / cp / ep)) {
-          if (pp > blocks) continue;
+          if (pp > blocks + 2) continue;  // a stage holds a block or an end at least
           const int64_t dp = n / tp / cp / ep / pp;
           if (!allowed("dp", dp) || !allowed("tp", tp) || !allowed("cp", cp) ||
               !allowed("ep", ep) || !allowed("pp", pp))
@@ -335,7 +341,8 @@ SweepResult sweep(const Options& base, const SweepOptions& options) {
               continue;
             }
             std::vector<int> chunks;
-            for (int v = 1; pp * v <= blocks && (v == 1 || pp > 1); ++v)
+            // Interleaving needs a block on every virtual stage.
+            for (int v = 1; v == 1 || (pp > 1 && pp * v <= blocks); ++v)
               if (allowed("virtual_stages", v)) chunks.push_back(v);
             if (chunks.empty()) continue;
             for (int zero = 0; zero <= (dp > 1 ? 3 : 0); ++zero) {
