@@ -91,34 +91,48 @@ RankBinding RankLayout::binding(int64_t rank) const {
   return b;
 }
 
+// The groups over the mesh axes `axes` (one axis, or an axis product), as
+// {"id": [ranks], ...} entries from `id` on: groups in [stage] + the other
+// axes order, first outermost; members with the group's axes, the first
+// fastest (rank order).
+void RankLayout::append_groups(const std::vector<int>& axes, int64_t& id, std::string& out) const {
+  std::vector<int> others;
+  int64_t size = 1;
+  for (int a = 0; a < mesh_.size(); ++a) {
+    if (std::find(axes.begin(), axes.end(), a) == axes.end())
+      others.push_back(a);
+    else
+      size *= degree(a);
+  }
+  const int64_t groups = num_ranks() / size;
+  Coords c;
+  c.index.resize(mesh_.size());
+  for (int64_t g = 0; g < groups; ++g, ++id) {
+    int64_t rest = g;
+    for (size_t k = others.size(); k-- > 0;) {
+      c.index[others[k]] = rest % degree(others[k]);
+      rest /= degree(others[k]);
+    }
+    c.stage = rest;
+    if (id > 1) out += ", ";
+    out += '"' + std::to_string(id) + "\": [";
+    for (int64_t i = 0; i < size; ++i) {
+      int64_t m = i;
+      for (int a : axes) {
+        c.index[a] = m % degree(a);
+        m /= degree(a);
+      }
+      if (i) out += ", ";
+      out += std::to_string(rank_of(c));
+    }
+    out += ']';
+  }
+}
+
 std::string RankLayout::comm_group_json() const {
   std::string out = "{";
   int64_t id = 1;
-  for (int axis = 0; axis < mesh_.size(); ++axis) {
-    // Loop dims: [stage] + other axes, first outermost (slowest).
-    std::vector<int> others;
-    for (int a = 0; a < mesh_.size(); ++a)
-      if (a != axis) others.push_back(a);
-    const int64_t groups = num_ranks() / degree(axis);
-    Coords c;
-    c.index.resize(mesh_.size());
-    for (int64_t g = 0; g < groups; ++g, ++id) {
-      int64_t rest = g;
-      for (size_t k = others.size(); k-- > 0;) {
-        c.index[others[k]] = rest % degree(others[k]);
-        rest /= degree(others[k]);
-      }
-      c.stage = rest;
-      if (id > 1) out += ", ";
-      out += '"' + std::to_string(id) + "\": [";
-      for (int64_t i = 0; i < degree(axis); ++i) {
-        c.index[axis] = i;
-        if (i) out += ", ";
-        out += std::to_string(rank_of(c));
-      }
-      out += ']';
-    }
-  }
+  for (int axis = 0; axis < mesh_.size(); ++axis) append_groups({axis}, id, out);
   for (const StageGroup& group : mesh_.stage_groups()) {
     for (int64_t position = 0; position < ranks_per_stage(); ++position, ++id) {
       if (id > 1) out += ", ";
@@ -130,34 +144,7 @@ std::string RankLayout::comm_group_json() const {
       out += ']';
     }
   }
-  for (const AxisProduct& p : mesh_.axis_products()) {
-    std::vector<int> others;
-    for (int a = 0; a < mesh_.size(); ++a)
-      if (std::find(p.axes.begin(), p.axes.end(), a) == p.axes.end()) others.push_back(a);
-    const int64_t size = product_degree(p), groups = num_ranks() / size;
-    Coords c;
-    c.index.resize(mesh_.size());
-    for (int64_t g = 0; g < groups; ++g, ++id) {
-      int64_t rest = g;
-      for (size_t k = others.size(); k-- > 0;) {
-        c.index[others[k]] = rest % degree(others[k]);
-        rest /= degree(others[k]);
-      }
-      c.stage = rest;
-      if (id > 1) out += ", ";
-      out += '"' + std::to_string(id) + "\": [";
-      for (int64_t i = 0; i < size; ++i) {
-        int64_t m = i;  // the product's axes, the first fastest: rank order
-        for (int a : p.axes) {
-          c.index[a] = m % degree(a);
-          m /= degree(a);
-        }
-        if (i) out += ", ";
-        out += std::to_string(rank_of(c));
-      }
-      out += ']';
-    }
-  }
+  for (const AxisProduct& p : mesh_.axis_products()) append_groups(p.axes, id, out);
   out += '}';
   return out;
 }

@@ -56,6 +56,7 @@ class RankLayout {
   int64_t product_degree(const AxisProduct& p) const;
   // Id of the group of axis product k that holds the rank at `c`.
   int64_t product_group_id(size_t k, const Coords& c) const;
+  void append_groups(const std::vector<int>& axes, int64_t& id, std::string& out) const;
 
   Mesh mesh_;
 };
