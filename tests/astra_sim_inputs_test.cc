@@ -206,6 +206,31 @@ TEST(AstraSimInputs, ElementUnitsAreNoted) {
       << r.err;
 }
 
+// A stage whose first compute node runs in 0 ns at the written roofline
+// (ASTRA-sim aborts at time 0 on it): noted when the traces are written, on
+// the stages `stg validate` warns W1 about.
+TEST(AstraSimInputs, ZeroTimeFirstNodesAreNoted) {
+  TempDir tmp;
+  const std::string o = tmp.sub("o");
+  RunResult r = run_stg(
+      {"--model_type", "llama", "--num_stacks", "2", "--dmodel", "256",         "--dff", "512",
+       "--head",       "4",     "--kvhead",     "4", "--dvocal", "4",           "--seq", "32",
+       "--batch",      "1",     "--sp",         "4", "--quiet",  "--astra_sim", o},
+      tmp.path(), tmp.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.err.find("stg: note: --astra_sim: the ranks of stage(s) 0 start with a compute node "
+                       "that runs in 0 ns"),
+            std::string::npos)
+      << r.err;
+  const RunResult v = run_stg({"validate", o}, tmp.path(), tmp.path());
+  EXPECT_EQ(v.status, 0) << v.out;
+  EXPECT_NE(v.out.find("W1 rank 0: compute node"), std::string::npos) << v.out;
+  // Dimensions whose first nodes take time: no such note.
+  r = run_small(tmp, {"--dp", "2", "--astra_sim", tmp.sub("p")});
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err.find("0 ns"), std::string::npos) << r.err;
+}
+
 // A stand-in for ASTRA-sim: checks that every file it is given exists (the
 // workload prefix through rank 0's trace), then prints a "finished" line for
 // the first `finished` of the ranks.
@@ -248,6 +273,21 @@ TEST(AstraSimInputs, RunScriptCountsFinishedRanks) {
   r = run_program({"/bin/bash", o + "/run.sh", fake_astra_sim(tmp, 3)}, tmp.path(), "/");
   EXPECT_EQ(r.status, 1) << r.out << r.err;
   EXPECT_NE(r.out.find("run.sh: 3 of 4 ranks finished"), std::string::npos) << r.out;
+  // Executable, and a binary's relative path is taken from where run.sh is
+  // called (run.sh works in log/).
+  struct stat st {};
+  ASSERT_EQ(::stat((o + "/run.sh").c_str(), &st), 0);
+  EXPECT_TRUE(st.st_mode & S_IXUSR);
+  const std::string fake = fake_astra_sim(tmp, 4);
+  const std::string relative = "./" + fs::relative(fake, tmp.path()).string();
+  r = run_program({o + "/run.sh", relative}, tmp.path(), tmp.path());
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  // A binary that is not there: exit 2, the last run's log left as it was.
+  r = run_program({o + "/run.sh", "no/such/astra_sim"}, tmp.path(), tmp.path());
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("run.sh: no ASTRA-sim binary no/such/astra_sim"), std::string::npos)
+      << r.err;
+  EXPECT_TRUE(fs::exists(o + "/log/stdout.txt"));
   // Moved under a path with "empty" in it: refused.
   fs::rename(o, tmp.sub("empty_dir"));
   r = run_program({"/bin/bash", tmp.sub("empty_dir") + "/run.sh", fake_astra_sim(tmp, 4)},

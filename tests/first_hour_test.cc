@@ -40,6 +40,26 @@ void expect_usage_error(const RunResult& r, const std::string& flag, const TempD
   EXPECT_FALSE(fs::exists(tmp.sub("o")));
 }
 
+// Too few blocks for the chunks: the flag that set them, or the schedule
+// whose chunks they are (DualPipeV has no --virtual_stages).
+TEST(FirstHour, ChunksBeyondTheBlocksNameWhatSetThem) {
+  TempDir tmp;
+  const std::string o = tmp.sub("o");
+  const std::vector<std::string> gpt = {"--model_type",  "gpt", "--pp",         "2",
+                                        "--num_stacks",  "2",   "--batch",      "8",
+                                        "--micro_batch", "2",   "--output_dir", o};
+  std::vector<std::string> args = gpt;
+  args.insert(args.end(), {"--pipeline_schedule", "dualpipev"});
+  expect_usage_error(run_stg(args, tmp.path(), tmp.path()),
+                     "--pipeline_schedule dualpipev puts 2 chunks on each stage: --pp 2 x 2 is "
+                     "larger than --num_stacks 2",
+                     tmp);
+  args = gpt;
+  args.insert(args.end(), {"--pipeline_schedule", "interleaved", "--virtual_stages", "2"});
+  expect_usage_error(run_stg(args, tmp.path(), tmp.path()),
+                     "--pp 2 x --virtual_stages 2 is larger than --num_stacks 2", tmp);
+}
+
 TEST(FirstHour, IntegerFlagsBeyondTheirRangeAreUsageErrors) {
   TempDir tmp;
   const std::string o = tmp.sub("o");

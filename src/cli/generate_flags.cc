@@ -55,7 +55,7 @@ void add_output_flags(CLI::App& app, GenerateFlags& f) {
                  "remote-memory configurations and run.sh (H100-like defaults)");
   app.add_option("--network_dims", o.network_dims,
                  "--astra_sim network dimensions, e.g. 2,4: whole numbers >= 2 whose product is "
-                 "the rank count");
+                 "the rank count, at least two of them unless the rank count is prime");
 }
 
 // What an integer flag accepts, for its messages.

@@ -172,9 +172,14 @@ lower::LowerOptions lower_options(const Options& o, const models::Workload& w) {
   const std::string too_few =
       lower::schedule_requirement(lo.schedule, static_cast<int>(pp), w.micro_batches);
   require(too_few.empty(), too_few);
+  // DualPipeV's two chunks per stage are the schedule's, not a flag's.
+  const std::string chunks_text =
+      lo.schedule == lower::Schedule::kInterleaved
+          ? "--pp " + std::to_string(pp) + " x --virtual_stages " + std::to_string(model_chunks)
+          : "--pipeline_schedule dualpipev puts 2 chunks on each stage: --pp " +
+                std::to_string(pp) + " x 2";
   require(model_chunks == 1 || pp * model_chunks <= w.model.num_blocks,
-          "--pp " + std::to_string(pp) + " x --virtual_stages " + std::to_string(model_chunks) +
-              " is larger than --num_stacks " + std::to_string(w.model.num_blocks) +
+          chunks_text + " is larger than --num_stacks " + std::to_string(w.model.num_blocks) +
               ": every virtual stage needs at least one block");
   if (lo.schedule == lower::Schedule::kInterleaved)
     require(w.micro_batches % pp == 0,
@@ -504,6 +509,11 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   try {
     run = lower_run(o, w, lo, threads, first_stage, last_stage, listen);
     if (!o.dump_after.empty()) dump = dump_graph(o);
+    if (!astra_sim.files.empty()) {
+      std::vector<const StageGraph*> lowered;
+      for (const auto& stage : run.stages) lowered.push_back(stage ? &stage->one() : nullptr);
+      if (auto note = emit::zero_time_note(lowered)) w.notes.push_back(std::move(*note));
+    }
     // A serving plan whose memory does not fit the GPU is refused before
     // anything is written.
     if (o.serving) {
@@ -544,10 +554,10 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   try {
     if (writes_groups) files.write(out.comm_group_name, groups);
     // With the comm-group file: ASTRA-sim's configurations and run.sh.
-    for (const auto& [name, content] : astra_sim.files) {
+    for (const emit::AstraSimFile& file : astra_sim.files) {
       if (!writes_groups) break;
-      files.write(name, content);
-      c.bytes += static_cast<int64_t>(content.size());
+      files.write(file.name, file.content, file.executable);
+      c.bytes += static_cast<int64_t>(file.content.size());
     }
     if (!o.dump_after.empty()) {
       files.write(o.dump_after + ".csv", dump);

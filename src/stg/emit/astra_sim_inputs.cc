@@ -166,8 +166,9 @@ AstraSimFiles astra_sim_files(const std::vector<int64_t>& dims, const AstraSimMa
       "# (written by stg --astra_sim; network " +
       dims_text(dims) +
       ").\n"
-      "#   usage: bash run.sh [ASTRA-sim binary]   (default: "
-      "AstraSim_Analytical_Congestion_Unaware on PATH)\n"
+      "#   usage: ./run.sh [ASTRA-sim binary]   (default: "
+      "AstraSim_Analytical_Congestion_Unaware on PATH;\n"
+      "#   a path is taken from where run.sh is called)\n"
       "# Its output goes to log/ here (emptied first). ASTRA-sim exits with 0 even when\n"
       "# ranks never finish (a deadlock): this script counts the \"sys[R] finished\" lines\n"
       "# and exits with 1 unless all " +
@@ -176,6 +177,15 @@ AstraSimFiles astra_sim_files(const std::vector<int64_t>& dims, const AstraSimMa
       "set -uo pipefail\n"
       "here=\"$(cd \"$(dirname \"${BASH_SOURCE[0]}\")\" && pwd)\"\n"
       "astra_sim=\"${1:-AstraSim_Analytical_Congestion_Unaware}\"\n"
+      "if [[ \"$astra_sim\" == */* ]]; then\n"
+      "  astra_sim=\"$(cd \"$(dirname \"$astra_sim\")\" 2>/dev/null && pwd)/$(basename "
+      "\"$astra_sim\")\"\n"
+      "fi\n"
+      "if ! command -v \"$astra_sim\" >/dev/null; then\n"
+      "  echo \"run.sh: no ASTRA-sim binary ${1:-AstraSim_Analytical_Congestion_Unaware}: give its "
+      "path, e.g. ./run.sh PATH/TO/AstraSim_Analytical_Congestion_Unaware\" >&2\n"
+      "  exit 2\n"
+      "fi\n"
       "case \"$here\" in\n"
       "  *empty*)\n"
       "    echo \"run.sh: ASTRA-sim ignores a comm-group file whose path contains 'empty': move "

@@ -1,10 +1,12 @@
 #include "stg/emit/astra_sim_plan.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "stg/emit/astra_sim_inputs.h"
 #include "stg/io/output_files.h"
 #include "stg/io/output_names.h"
+#include "stg/tools/roofline.h"
 
 namespace stg::emit {
 
@@ -67,8 +69,30 @@ AstraSimPlan plan_astra_sim(const Options& o, const std::string& rank_pattern,
   plan.files = {{kNetworkFile, f.network_yml},
                 {kSystemFile, f.system_json},
                 {kMemoryFile, f.memory_json},
-                {kRunScript, f.run_sh}};
+                {kRunScript, f.run_sh, true}};
   return plan;
+}
+
+std::optional<std::string> zero_time_note(const std::vector<const StageGraph*>& stages) {
+  const AstraSimMachine machine;
+  const tools::RooflineFigures hw{machine.peak_tflops, machine.hbm_gbps};
+  std::string where;
+  for (size_t s = 0; s < stages.size(); ++s) {
+    if (!stages[s]) continue;
+    const bool any =
+        std::any_of(stages[s]->nodes.begin(), stages[s]->nodes.end(), [&](const LoweredNode& n) {
+          return n.kind == NodeKind::kComp && n.data_deps.empty() && n.ctrl_deps.empty() &&
+                 n.tensor_size > 0 &&
+                 tools::roofline_ns(static_cast<uint64_t>(std::max<int64_t>(n.num_ops, 0)),
+                                    n.tensor_size, hw) == 0;
+        });
+    if (any) where += (where.empty() ? "" : ", ") + std::to_string(s);
+  }
+  if (where.empty()) return std::nullopt;
+  return "--astra_sim: the ranks of stage(s) " + where +
+         " start with a compute node that runs in 0 ns at the system's roofline, and ASTRA-sim "
+         "aborts at time 0 on it (EventQueue.cpp: get_event_time() > current_time; stg validate "
+         "warns W1): make the model's dimensions larger";
 }
 
 }  // namespace stg::emit

@@ -2,20 +2,28 @@
 // decided (and refused, with UsageError) before anything is written.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "stg/lower/stage_graph.h"
 #include "stg/mesh/mesh.h"
 #include "stg/options.h"
 
 namespace stg::emit {
 
+// A file written next to the traces.
+struct AstraSimFile {
+  std::string name;  // inside the output directory
+  std::string content;
+  bool executable = false;  // run.sh
+};
+
 struct AstraSimPlan {
   std::vector<int64_t> dims;  // the network's dimensions
-  // (name inside the output directory, content): network.yml, system.json,
-  // memory.json, run.sh.
-  std::vector<std::pair<std::string, std::string>> files;
+  // network.yml, system.json, memory.json, run.sh.
+  std::vector<AstraSimFile> files;
 };
 
 // Empty files when --astra_sim is off. `rank_pattern` and `comm_group_name`
@@ -25,5 +33,11 @@ struct AstraSimPlan {
 AstraSimPlan plan_astra_sim(const Options& o, const std::string& rank_pattern,
                             const std::string& comm_group_name, const mesh::Mesh& mesh, Units units,
                             std::vector<std::string>& notes);
+
+// A note for `notes` when a compute node of a stage with nothing before it
+// runs in 0 ns at the written system's roofline: ASTRA-sim's event queue
+// aborts at time 0 on it (tools/roofline.h; `stg validate` warns W1).
+// `stages[s]` is stage s lowered with one micro-batch, or null.
+std::optional<std::string> zero_time_note(const std::vector<const StageGraph*>& stages);
 
 }  // namespace stg::emit

@@ -172,13 +172,13 @@ void OutputFiles::prepare(const std::vector<std::string>& subdirs) {
   staging_ = std::move(staging);
 }
 
-void OutputFiles::write(const std::string& name, const std::string& content) {
-  File file = open(name);
+void OutputFiles::write(const std::string& name, const std::string& content, bool executable) {
+  File file = open(name, executable);
   file.append(content);
   file.close();
 }
 
-OutputFiles::File OutputFiles::open(const std::string& name) {
+OutputFiles::File OutputFiles::open(const std::string& name, bool executable) {
   throw_if_stopped();
   if (staging_.empty()) throw std::logic_error("OutputFiles::open before prepare()");
   std::string staged;
@@ -194,7 +194,7 @@ OutputFiles::File OutputFiles::open(const std::string& name) {
   // Neither O_TRUNC nor O_EXCL then: on ext4 each made the open of a new file
   // cost over a millisecond, more than writing 300 KB into it.
   const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (fresh ? 0 : O_TRUNC);
-  File file(target(name), ::open(staged.c_str(), flags, 0666));
+  File file(target(name), ::open(staged.c_str(), flags, executable ? 0777 : 0666));
   if (file.fd_ < 0) file.fail("create", errno);
   return file;
 }

@@ -51,7 +51,8 @@ class OutputFiles {
   // for different names. Checks stop_signal before the file and between
   // chunks (throws Interrupted); throws OutputError naming the file and the
   // reason when a write fails (ENOSPC, EFBIG, ...).
-  void write(const std::string& name, const std::string& content);
+  // `executable`: mode 0777 less the umask (a script), not 0666.
+  void write(const std::string& name, const std::string& content, bool executable = false);
 
   // A run's file written in pieces (same checks and errors as write()):
   // append() as often as needed, then close(). Destroying an unclosed File
@@ -74,7 +75,7 @@ class OutputFiles {
     int fd_ = -1;
   };
   // Creates the run's file `name` in the staging directory.
-  File open(const std::string& name);
+  File open(const std::string& name, bool executable = false);
   // Moves every written file into place and removes the staging directory;
   // then, given `stale`, removes the stale rank files (not the run's own).
   // Returns how many stale files it removed. Throws Interrupted if a stop was
