@@ -463,12 +463,19 @@ report::ServingFigures serving_figures(const Options& o, const models::Workload&
       f.largest_stage = st;
     }
     if (!run.stages[st]) continue;
-    // Disaggregated: the decode pool's stages have no prefill of their own.
+    // Disaggregated: the decode pools' stages have no prefill of their own.
     const int pool = static_cast<int>(st / (w.mesh.stages() / w.pools));
+    const bool prefill_pool = pool < w.prefill_pools;
     std::string pool_name;
-    if (w.pools > 1) pool_name = pool == 0 ? "prefill pool" : "decode pool";
+    if (w.pools > 1) {
+      const int count = prefill_pool ? w.prefill_pools : w.pools - w.prefill_pools;
+      pool_name = prefill_pool ? "prefill pool" : "decode pool";
+      if (count > 1)
+        pool_name += " " + std::to_string(prefill_pool ? pool : pool - w.prefill_pools) + " of " +
+                     std::to_string(count);
+    }
     f.stages.push_back({st, st * per_stage, (st + 1) * per_stage - 1, pool_name,
-                        report::phase_figures(*run.stages[st], s.prefill && pool == 0), memory});
+                        report::phase_figures(*run.stages[st], s.prefill && prefill_pool), memory});
   }
   return f;
 }
