@@ -162,9 +162,8 @@ void append_decode_pool(Graph& g, const DecoderConfig& c, const ServingPlan& pla
   const int pool = plan.disaggregated ? prefills + j : 0;
   const std::string shared_prefix = plan.disaggregated ? decode_pool_prefix(j, decodes) : "";
   const std::string steps_prefix = decodes > 1 ? shared_prefix : "";
-  // Names the parts of a prefill pool's tensors sent here.
-  const std::string sent_to =
-      shared_prefix.substr(0, std::max<size_t>(shared_prefix.size(), 1) - 1);
+  // Names the part of a prefill pool's tensor sent here (a part of it).
+  const std::string sent_to = ".for_decode_pool" + std::to_string(j);
   int token = prefilled[0].token;
   // Disaggregated: the decode pool has weights and caches of its own, and
   // receives its first tokens with the caches from the prefill pools.
@@ -173,7 +172,7 @@ void append_decode_pool(Graph& g, const DecoderConfig& c, const ServingPlan& pla
     for (int i = 0; i < prefills; ++i)
       if (const int units = shared_units(i, j, prefills, decodes))
         parts.push_back(requests_part(g, prefilled[i].token, units, decodes,
-                                      g[prefilled[i].token].name + ".for_" + sent_to));
+                                      g[prefilled[i].token].name + sent_to));
     const Graph first = prompt_tokens();
     const std::vector<int> at = append_phase(
         g, first, {shared_prefix + "first.", Phase::kPrefill, 0, -1, pool, shared_prefix},
@@ -194,8 +193,7 @@ void append_decode_pool(Graph& g, const DecoderConfig& c, const ServingPlan& pla
       const int units = shared_units(i, j, prefills, decodes);
       if (units == 0) continue;
       const int written = prefilled[i].at[prefill.at(name)];
-      const int sent =
-          requests_part(g, written, units, decodes, g[written].name + ".for_" + sent_to);
+      const int sent = requests_part(g, written, units, decodes, g[written].name + sent_to);
       const graph::OpResult& r = g.result(sent);
       Tensor in;
       in.name = shared_prefix + "received." + prefill_pool_prefix(i, prefills) + name;
@@ -214,11 +212,13 @@ void append_decode_pool(Graph& g, const DecoderConfig& c, const ServingPlan& pla
     // One token per request, attending over the context so far.
     Renames renames = one_token;
     if (!plan.steps_from_one) renames["Ctx"] = expr::Expr::constant(plan.first_context + step);
-    const int step_at = plan.steps_from_one ? static_cast<int>(steps_prefix.size()) + 6 : -1;
-    const std::vector<int> at = append_phase(g, decode,
-                                             {steps_prefix + "decode" + std::to_string(step) + ".",
-                                              Phase::kDecode, step, step_at, pool, shared_prefix},
-                                             renames);
+    // Names "decode<step>.": the step number after "decode".
+    const std::string named = steps_prefix + "decode";
+    const int step_at = plan.steps_from_one ? static_cast<int>(named.size()) : -1;
+    const std::vector<int> at = append_phase(
+        g, decode,
+        {named + std::to_string(step) + ".", Phase::kDecode, step, step_at, pool, shared_prefix},
+        renames);
     // The step embeds the token sampled before it.
     g.mutable_tensor(at[embedded]).extra_deps.push_back(token);
     g.mutable_tensor_keep_result(at[sampled]).feeds_next_step = true;
