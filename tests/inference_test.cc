@@ -15,7 +15,6 @@
 //     tp, pp, dp, ep; both frameworks; fp8 cache) passes stg validate
 //     --replay.
 // Dimensions are tiny (h 256, prompts of 32): each run takes milliseconds.
-#include <google/protobuf/io/coded_stream.h>
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -23,18 +22,15 @@
 #include <string>
 #include <vector>
 
-#include "et_def_v004.pb.h"
 #include "stg/generate.h"
 #include "stg/options.h"
 #include "stg/tools/validate.h"
-#include "support/files.h"
 #include "support/run_stg.h"
 #include "support/temp_dir.h"
+#include "support/trace_reader.h"
 
 namespace stg {
 namespace {
-
-namespace v4 = ChakraProtoMsg;
 
 // ---------------------------------------------------------------------------
 // A llama-like decoder (grouped-query attention, gated MLP) and its plan.
@@ -96,48 +92,9 @@ Options options_of(const Config& c, const std::string& dir) {
 // ---------------------------------------------------------------------------
 // Rank 0's trace, read back with libprotobuf.
 
-struct Node {
-  std::string name, op_type;
-  bool compute = false, send = false;
-  int64_t num_ops = 0;
-  uint64_t tensor_size = 0;
-  int64_t comm_size = 0, peer = -1;
-};
+using Node = stg_test::TraceNode;
 
-std::vector<Node> read_rank(const std::string& path) {
-  const std::string data = stg_test::read_file(path);
-  google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(data.data()),
-                                            static_cast<int>(data.size()));
-  std::vector<Node> nodes;
-  bool metadata = true;
-  while (in.CurrentPosition() < static_cast<int>(data.size())) {
-    uint32_t len = 0;
-    if (!in.ReadVarint32(&len)) throw std::runtime_error("truncated " + path);
-    const auto limit = in.PushLimit(static_cast<int>(len));
-    if (metadata) {
-      v4::GlobalMetadata meta;
-      if (!meta.ParseFromCodedStream(&in)) throw std::runtime_error("bad metadata");
-      metadata = false;
-    } else {
-      v4::Node n;
-      if (!n.ParseFromCodedStream(&in)) throw std::runtime_error("bad node");
-      Node e;
-      e.name = n.name();
-      e.compute = n.type() == v4::COMP_NODE;
-      e.send = n.type() == v4::COMM_SEND_NODE;
-      for (const v4::AttributeProto& a : n.attr()) {
-        if (a.name() == "comm_size") e.comm_size = a.int64_val();
-        if (a.name() == "comm_dst") e.peer = a.int32_val();
-        if (a.name() == "num_ops") e.num_ops = a.int64_val();
-        if (a.name() == "tensor_size") e.tensor_size = a.uint64_val();
-        if (a.name() == "op_type") e.op_type = a.string_val();
-      }
-      nodes.push_back(std::move(e));
-    }
-    in.PopLimit(limit);
-  }
-  return nodes;
-}
+std::vector<Node> read_rank(const std::string& path) { return stg_test::read_trace_nodes(path); }
 
 bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;

@@ -88,9 +88,12 @@ struct Config {
   // stg infer (docs/inference.md): decode steps after the prefill (-1: a
   // training step); the batch is the requests, the sequence the prompt.
   int decode_steps = -1;
-  bool kv_fp8 = false;         // --kv_dtype fp8
-  bool prefill = true;         // --prefill 0: decode steps only
-  bool disaggregated = false;  // --disaggregate 1:1: a prefill and a decode pool
+  bool kv_fp8 = false;  // --kv_dtype fp8
+  bool prefill = true;  // --prefill 0: decode steps only
+  // --disaggregate P:D (0:0: off): the prefill and the decode steps on
+  // replicas of the plan of their own.
+  int64_t prefill_replicas = 0, decode_replicas = 0;
+  bool disaggregated() const { return prefill_replicas > 0; }
 
   bool serving() const { return decode_steps >= 0; }
 
@@ -112,7 +115,7 @@ struct Config {
   }
   int64_t ranks() const {
     return dp * tp * sp * pp * (model == "csv" || model == "transformer" ? 1 : ep) *
-           (disaggregated ? 2 : 1);
+           (disaggregated() ? prefill_replicas + decode_replicas : 1);
   }
 
   void finalize();
@@ -162,6 +165,9 @@ void Config::finalize() {
   micro = later() || model == "csv" ? dp * (micro_batches == 1 ? 2 : 1) : dp * 2;
   // Megatron carves ep out of dp: every dp x ep rank needs whole sequences.
   if (megatron && is_moe()) micro *= ep;
+  // Disaggregated: every prefill and every decode replica serves an equal
+  // share of each replica's micro-batch.
+  if (disaggregated()) micro *= std::lcm(prefill_replicas, decode_replicas);
   batch = micro * (later() ? micro_batches : 1);
 }
 
@@ -222,7 +228,7 @@ std::vector<std::string> Config::args() const {
     if (serving()) add("--decode_steps", num(decode_steps));
     if (kv_fp8) add("--kv_dtype", "fp8");
     if (!prefill) add("--prefill", "0");
-    if (disaggregated) add("--disaggregate", "1:1");
+    if (disaggregated()) add("--disaggregate", num(prefill_replicas) + ":" + num(decode_replicas));
     if (model == "transformer") {
       add("--din", num(dvocal));
       add("--dout", num(dvocal));
@@ -316,7 +322,8 @@ Options Config::options(const std::string& dir) const {
       s.decode_steps = decode_steps;
       if (kv_fp8) s.kv_dtype = DType::kFp8;
       s.prefill = prefill;
-      if (disaggregated) s.prefill_replicas = s.decode_replicas = 1;
+      s.prefill_replicas = prefill_replicas;
+      s.decode_replicas = decode_replicas;
       o.serving = s;
     } else {
       o.seq = seq;
@@ -403,7 +410,11 @@ std::string Config::name() const {
   if (serving()) part("infer" + std::to_string(decode_steps));
   if (kv_fp8) part("kvfp8");
   if (!prefill) part("noprefill");
-  if (disaggregated) part("disaggregated");
+  if (disaggregated())
+    part(prefill_replicas == 1 && decode_replicas == 1
+             ? "disaggregated"
+             : "disaggregated_" + std::to_string(prefill_replicas) + "_" +
+                   std::to_string(decode_replicas));
   if (binary) part("bin");
   for (char& c : n)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
@@ -977,9 +988,23 @@ std::vector<Config> build_matrix() {
     c.cp_algo = "ring";
   });
   serve("gpt", 2, 1, 2, 1, 2, 1, [](Config& c) { c.sp = 2; });
-  serve("llama", 1, 2, 2, 1, 3, 2, [](Config& c) { c.disaggregated = true; });
-  serve("moe", 2, 1, 1, 2, 2, 1, [](Config& c) {
-    c.disaggregated = true;
+  const auto pools = [](int64_t p, int64_t d) {
+    return [p, d](Config& c) {
+      c.prefill_replicas = p;
+      c.decode_replicas = d;
+    };
+  };
+  serve("llama", 1, 2, 2, 1, 3, 2, pools(1, 1));
+  serve("moe", 2, 1, 1, 2, 2, 1, [&](Config& c) {
+    pools(1, 1)(c);
+    c.megatron = true;
+  });
+  // Pools of different sizes: each prefill pool sends each decode pool the
+  // caches of the requests both serve.
+  serve("llama", 1, 2, 1, 1, 2, 1, pools(1, 2));
+  serve("gpt", 1, 1, 2, 1, 2, 2, pools(2, 1));
+  serve("moe", 1, 1, 1, 2, 2, 1, [&](Config& c) {
+    pools(2, 3)(c);
     c.megatron = true;
   });
 

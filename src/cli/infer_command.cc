@@ -65,8 +65,8 @@ void add_serving_flags(CLI::App& app, IntegerFlags& integers, ServingFlags& f) {
         "bf16");
   group(app.add_option("--disaggregate", f.disaggregate,
                        "P:D: the prefill on P replicas of the plan, the decode steps on D others, "
-                       "each block's KV cache sent from each prefill rank to its decode rank "
-                       "(P = D)"),
+                       "each block's KV cache sent from each prefill rank to the decode ranks "
+                       "that serve its requests"),
         "off: both on the same ranks");
   group(app.add_option("--hbm_gb", s.hbm_gb,
                        "GB of memory per GPU: a plan needing more per rank is refused")

@@ -460,20 +460,31 @@ report::ServingFigures serving_figures(const Options& o, const models::Workload&
   f.hbm_gb = s.hbm_gb;
   const int64_t element_bytes = dtype_bytes(o.dtype.value_or(w.framework->default_dtype()));
   const int64_t per_stage = layout.ranks_per_stage();
+  // Disaggregated: which pool a stage is in, and its name.
+  const auto pool_of = [&](int st) { return static_cast<int>(st / (w.mesh.stages() / w.pools)); };
+  const auto pool_name = [&](int st) -> std::string {
+    if (w.pools == 1) return "";
+    const int pool = pool_of(st);
+    const bool prefill_pool = pool < w.prefill_pools;
+    const int count = prefill_pool ? w.prefill_pools : w.pools - w.prefill_pools;
+    const std::string name = prefill_pool ? "prefill pool" : "decode pool";
+    if (count == 1) return name;
+    return name + " " + std::to_string(prefill_pool ? pool : pool - w.prefill_pools) + " of " +
+           std::to_string(count);
+  };
   for (int st = 0; st < static_cast<int>(w.mesh.stages()); ++st) {
     const report::ServingMemory memory =
         report::stage_memory(run.graph, st, w.values, element_bytes, w.micro_batches);
     if (memory.total() > f.largest.total()) {
       f.largest = memory;
       f.largest_stage = st;
+      f.largest_pool = pool_name(st);
     }
     if (!run.stages[st]) continue;
-    // Disaggregated: the decode pool's stages have no prefill of their own.
-    const int pool = static_cast<int>(st / (w.mesh.stages() / w.pools));
-    std::string pool_name;
-    if (w.pools > 1) pool_name = pool == 0 ? "prefill pool" : "decode pool";
-    f.stages.push_back({st, st * per_stage, (st + 1) * per_stage - 1, pool_name,
-                        report::phase_figures(*run.stages[st], s.prefill && pool == 0), memory});
+    // Disaggregated: the decode pools' stages have no prefill of their own.
+    const bool prefill = s.prefill && pool_of(st) < w.prefill_pools;
+    f.stages.push_back({st, st * per_stage, (st + 1) * per_stage - 1, pool_name(st),
+                        report::phase_figures(*run.stages[st], prefill), memory});
   }
   return f;
 }

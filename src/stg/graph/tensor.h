@@ -69,8 +69,9 @@ struct Placement {
   // model's block count on (models::Model::num_blocks: the multi-token
   // prediction modules') are placed with the last part.
   int block = 0;
-  // Serving with disaggregated pools (docs/inference.md): 0 the prefill
-  // pool's ranks, 1 the decode pool's, each the plan's pipeline stages.
+  // Serving with disaggregated pools (docs/inference.md): the prefill
+  // pools' ranks (0, 1, ...), then the decode pools', each the plan's
+  // pipeline stages (stage pool x pp + the plan's stage).
   int pool = 0;
 };
 

@@ -1,5 +1,6 @@
 #include "stg/models/inference_decoder.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
@@ -97,6 +98,141 @@ Graph prompt_tokens() {
   return g;
 }
 
+// Disaggregated pools: the prefix of a pool's names (its weights, caches
+// and phases): none for the one prefill pool, "decode_pool." for the one
+// decode pool, numbered when there are several.
+std::string prefill_pool_prefix(int i, int count) {
+  return count == 1 ? "" : "prefill_pool" + std::to_string(i) + ".";
+}
+std::string decode_pool_prefix(int j, int count) {
+  return count == 1 ? "decode_pool." : "decode_pool" + std::to_string(j) + ".";
+}
+
+// A pool's share of the requests in its place when `count` pools share
+// them: the batch its graphs see.
+void add_pool_batch(std::map<std::string, expr::Expr>& renames, int count) {
+  if (count > 1) renames["Batch"] = dims().batch / c(count);
+}
+
+// The requests of a place cut into prefills x decodes equal units: prefill
+// pool i serves units [i * decodes, (i + 1) * decodes), decode pool j units
+// [j * prefills, (j + 1) * prefills); how many both serve.
+int shared_units(int i, int j, int prefills, int decodes) {
+  const int from = std::max(i * decodes, j * prefills);
+  const int to = std::min((i + 1) * decodes, (j + 1) * prefills);
+  return std::max(0, to - from);
+}
+
+// `units` of the `of` units of requests of `whole` (a prefill pool's
+// tensor, requests first): a view of them (no copy) that a decode pool
+// receives; `whole` itself when it is all of them.
+int requests_part(Graph& g, int whole, int units, int of, const std::string& name) {
+  if (units == of) return whole;
+  const graph::OpResult r = g.result(whole);
+  Tensor part;
+  part.name = name;
+  part.op = graph::Op::kIdentity;
+  part.x1 = whole;
+  part.x1_shape = r.y_shape;
+  (*part.x1_shape)[0] = r.y_shape[0] * c(units) / c(of);
+  part.x1_hidden = r.y_hidden;
+  part.phase = graph::Phase::kPrefill;
+  part.placement = g[whole].placement;
+  return g.add(std::move(part));
+}
+
+// A prefill pool in the graph: where its phase's tensors are, its token.
+struct PrefillPool {
+  std::vector<int> at;
+  int token = -1;
+};
+
+// Decode pool `j`'s steps, after its first tokens and each block's cache
+// of the prompts received from the prefill pools that served its requests
+// (disaggregated), else after the prefill on the same ranks.
+void append_decode_pool(Graph& g, const DecoderConfig& c, const ServingPlan& plan,
+                        const Graph& prefill, const std::vector<PrefillPool>& prefilled,
+                        const Graph& decode, int j) {
+  using graph::Phase;
+  using Renames = std::map<std::string, expr::Expr>;
+  const int prefills = static_cast<int>(prefilled.size());
+  const int decodes = plan.disaggregated ? plan.decode_pools : 1;
+  Renames one_token = {{"Seq", expr::Expr::constant(1)}};
+  add_pool_batch(one_token, decodes);
+  const int pool = plan.disaggregated ? prefills + j : 0;
+  const std::string shared_prefix = plan.disaggregated ? decode_pool_prefix(j, decodes) : "";
+  const std::string steps_prefix = decodes > 1 ? shared_prefix : "";
+  // Names the part of a prefill pool's tensor sent here (a part of it).
+  const std::string sent_to = ".for_decode_pool" + std::to_string(j);
+  int token = prefilled[0].token;
+  // Disaggregated: the decode pool has weights and caches of its own, and
+  // receives its first tokens with the caches from the prefill pools.
+  if (plan.disaggregated) {
+    std::vector<int> parts;
+    for (int i = 0; i < prefills; ++i)
+      if (const int units = shared_units(i, j, prefills, decodes))
+        parts.push_back(requests_part(g, prefilled[i].token, units, decodes,
+                                      g[prefilled[i].token].name + sent_to));
+    const Graph first = prompt_tokens();
+    const std::vector<int> at = append_phase(
+        g, first, {shared_prefix + "first.", Phase::kPrefill, 0, -1, pool, shared_prefix},
+        one_token);
+    const int received = at[first.at("token.y")];
+    for (int part : parts) g.mutable_tensor(received).extra_deps.push_back(part);
+    g.mutable_tensor_keep_result(received).feeds_next_step = true;
+    token = received;
+  }
+  // Disaggregated: each block's cache, as each prefill pool's rank of the
+  // block wrote it (the part of the requests both serve), received once by
+  // the decode pool's rank of the block (before any decode step: the
+  // receives of a micro-batch's decode steps come after it).
+  std::vector<std::vector<int>> cache_in(c.spec.blocks.size());
+  for (size_t b = 0; plan.disaggregated && b < c.spec.blocks.size(); ++b) {
+    const std::string name = decoder_block_prefix(static_cast<int>(b)) + "mha.kv_write";
+    for (int i = 0; i < prefills; ++i) {
+      const int units = shared_units(i, j, prefills, decodes);
+      if (units == 0) continue;
+      const int written = prefilled[i].at[prefill.at(name)];
+      const int sent = requests_part(g, written, units, decodes, g[written].name + sent_to);
+      const graph::OpResult& r = g.result(sent);
+      Tensor in;
+      in.name = shared_prefix + "received." + prefill_pool_prefix(i, prefills) + name;
+      in.op = graph::Op::kIdentity;
+      in.x1 = sent;
+      in.x1_shape = r.y_shape;
+      in.x1_hidden = r.y_hidden;
+      in.phase = Phase::kPrefill;
+      in.placement = {graph::Placement::Kind::kBlock, static_cast<int>(b), pool};
+      cache_in[b].push_back(g.add(std::move(in)));
+    }
+  }
+  const int embedded = decode.at("in_emb.y"), sampled = decode.at("token.y");
+  const int steps = plan.steps_from_one ? 1 : plan.decode_steps;
+  for (int step = 0; step < steps; ++step) {
+    // One token per request, attending over the context so far.
+    Renames renames = one_token;
+    if (!plan.steps_from_one) renames["Ctx"] = expr::Expr::constant(plan.first_context + step);
+    // Names "decode<step>.": the step number after "decode".
+    const std::string named = steps_prefix + "decode";
+    const int step_at = plan.steps_from_one ? static_cast<int>(named.size()) : -1;
+    const std::vector<int> at = append_phase(
+        g, decode,
+        {named + std::to_string(step) + ".", Phase::kDecode, step, step_at, pool, shared_prefix},
+        renames);
+    // The step embeds the token sampled before it.
+    g.mutable_tensor(at[embedded]).extra_deps.push_back(token);
+    g.mutable_tensor_keep_result(at[sampled]).feeds_next_step = true;
+    if (plan.steps_from_one) g.mutable_tensor_keep_result(at[sampled]).succeeds = token;
+    token = at[sampled];
+    // Each block's attention waits for the caches it received.
+    for (size_t b = 0; b < cache_in.size(); ++b)
+      for (int in : cache_in[b])
+        g.mutable_tensor(
+             at[decode.at(decoder_block_prefix(static_cast<int>(b)) + "mha.attn_kernel.qkv")])
+            .extra_deps.push_back(in);
+  }
+}
+
 }  // namespace
 
 Model build_inference_decoder(const DecoderConfig& config, const ServingPlan& plan) {
@@ -105,75 +241,31 @@ Model build_inference_decoder(const DecoderConfig& config, const ServingPlan& pl
   using Renames = std::map<std::string, expr::Expr>;
   Model m;
   Graph& g = m.graph;
-  const Renames one_token = {{"Seq", expr::Expr::constant(1)}};
+  const int prefills = plan.disaggregated ? plan.prefill_pools : 1;
   // The prefill, or the prompts' last tokens without one. A prefill pool
   // of its own holds caches of the prompt only.
   const Graph prefill = plan.prefill ? phase_graph(c, ServingPhase::kPrefill, plan.kv_element_bytes)
                                      : prompt_tokens();
-  Renames prefill_renames = plan.prefill ? Renames{} : one_token;
+  Renames prefill_renames;
+  if (!plan.prefill) prefill_renames["Seq"] = expr::Expr::constant(1);
   if (plan.disaggregated) prefill_renames["CacheTokens"] = dims().seq;
-  const std::vector<int> prefilled = append_phase(
-      g, prefill, {plan.prefill ? "prefill." : "prompt.", Phase::kPrefill}, prefill_renames);
-  int token = prefilled[prefill.at("token.y")];
-  g.mutable_tensor_keep_result(token).feeds_next_step = true;
-  if (plan.decode_steps == 0) {
-    set_decoder_axes(m, c);
-    return m;
+  add_pool_batch(prefill_renames, prefills);
+  std::vector<PrefillPool> prefilled;
+  for (int i = 0; i < prefills; ++i) {
+    const std::string pool = prefill_pool_prefix(i, prefills);
+    PrefillPool p;
+    p.at = append_phase(
+        g, prefill,
+        {pool + (plan.prefill ? "prefill." : "prompt."), Phase::kPrefill, 0, -1, i, pool},
+        prefill_renames);
+    p.token = p.at[prefill.at("token.y")];
+    g.mutable_tensor_keep_result(p.token).feeds_next_step = true;
+    prefilled.push_back(std::move(p));
   }
-  // Disaggregated: the decode pool has weights and caches of its own, and
-  // receives its first token with the caches from the prefill pool.
-  const int pool = plan.disaggregated ? 1 : 0;
-  const std::string shared_prefix = plan.disaggregated ? "decode_pool." : "";
-  if (plan.disaggregated) {
-    const Graph first = prompt_tokens();
-    const std::vector<int> at = append_phase(
-        g, first, {"decode_pool.first.", Phase::kPrefill, 0, -1, pool, shared_prefix}, one_token);
-    const int received = at[first.at("token.y")];
-    g.mutable_tensor(received).extra_deps.push_back(token);
-    g.mutable_tensor_keep_result(received).feeds_next_step = true;
-    token = received;
-  }
-  // Disaggregated: each block's cache, as the prefill pool's rank of the
-  // block wrote it, received once by the decode pool's rank of the block
-  // (before any decode step: the receives of a micro-batch's decode steps
-  // come after it).
-  std::vector<int> cache_in(c.spec.blocks.size(), -1);
-  for (size_t b = 0; plan.disaggregated && b < c.spec.blocks.size(); ++b) {
-    const std::string name = decoder_block_prefix(static_cast<int>(b)) + "mha.kv_write";
-    const int written = prefilled[prefill.at(name)];
-    const graph::OpResult& r = g.result(written);
-    Tensor in;
-    in.name = "decode_pool.received." + name;
-    in.op = graph::Op::kIdentity;
-    in.x1 = written;
-    in.x1_shape = r.y_shape;
-    in.x1_hidden = r.y_hidden;
-    in.phase = Phase::kPrefill;
-    in.placement = {graph::Placement::Kind::kBlock, static_cast<int>(b), pool};
-    cache_in[b] = g.add(std::move(in));
-  }
-  const Graph decode = phase_graph(c, ServingPhase::kDecode, plan.kv_element_bytes);
-  const int embedded = decode.at("in_emb.y"), sampled = decode.at("token.y");
-  const int steps = plan.steps_from_one ? 1 : plan.decode_steps;
-  for (int step = 0; step < steps; ++step) {
-    // One token per request, attending over the context so far.
-    Renames renames = one_token;
-    if (!plan.steps_from_one) renames["Ctx"] = expr::Expr::constant(plan.first_context + step);
-    const std::vector<int> at =
-        append_phase(g, decode,
-                     {"decode" + std::to_string(step) + ".", Phase::kDecode, step,
-                      plan.steps_from_one ? 6 : -1, pool, shared_prefix},
-                     renames);
-    // The step embeds the token sampled before it.
-    g.mutable_tensor(at[embedded]).extra_deps.push_back(token);
-    g.mutable_tensor_keep_result(at[sampled]).feeds_next_step = true;
-    if (plan.steps_from_one) g.mutable_tensor_keep_result(at[sampled]).succeeds = token;
-    token = at[sampled];
-    // Each block's attention waits for the cache it received.
-    for (size_t b = 0; plan.disaggregated && b < c.spec.blocks.size(); ++b)
-      g.mutable_tensor(
-           at[decode.at(decoder_block_prefix(static_cast<int>(b)) + "mha.attn_kernel.qkv")])
-          .extra_deps.push_back(cache_in[b]);
+  if (plan.decode_steps > 0) {
+    const Graph decode = phase_graph(c, ServingPhase::kDecode, plan.kv_element_bytes);
+    for (int j = 0; j < (plan.disaggregated ? plan.decode_pools : 1); ++j)
+      append_decode_pool(g, c, plan, prefill, prefilled, decode, j);
   }
   set_decoder_axes(m, c);
   return m;

@@ -28,9 +28,14 @@ struct ServingPlan {
   int64_t first_context = 0;
   int kv_element_bytes = 0;  // of the KV cache; 0: the trace's --dtype
   // Prefill and decode on pools of ranks of their own (graph::Placement::
-  // pool 0 and 1), each with its weights and caches; each block's cache
-  // and the first token go from the prefill pool to the decode pool.
+  // pool): `prefill_pools` pools for the prefill (0, 1, ...), then
+  // `decode_pools` for the decode steps, each the plan's stages with its
+  // weights and caches. The ranks in one place of every pool serve the same
+  // requests, each prefill pool an equal share of them in order, each
+  // decode pool one too; each block's cache and the first tokens of the
+  // requests two pools share go from the prefill pool to the decode pool.
   bool disaggregated = false;
+  int prefill_pools = 1, decode_pools = 1;
 };
 
 Model build_inference_decoder(const DecoderConfig& config, const ServingPlan& plan);

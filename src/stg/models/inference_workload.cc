@@ -6,6 +6,7 @@
 // (workloads/forward_only.h), its decode steps written from one.
 #include <algorithm>
 #include <memory>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,10 @@ namespace {
 // Decode steps: each is written from one (lower/flat_stage.h), so the
 // bound is the trace's, not memory's (a 32-bit comm_tag per step).
 constexpr int64_t kMaxDecodeSteps = 1000000;
+
+// Disaggregated pools (each a copy of the plan's graph): a bound well
+// above serving's prefill-to-decode ratios.
+constexpr int64_t kMaxPools = 64;
 
 // Training flags, refused by name: a serving iteration has no backward pass,
 // optimizer or pipeline schedule of its own. (--batch and --seq, which a
@@ -55,9 +60,20 @@ void check_serving(const Serving& s) {
           "--prefill 0 with --decode_steps 0 serves nothing: give decode steps or the prefill");
 }
 
+// "--FLAG N does not split evenly over --disaggregate P:D ...": a refusal.
+std::string uneven_pools(const Serving& s, const std::string& flag, int64_t n, int64_t multiple,
+                         const std::string& of_what) {
+  return flag + " " + num(n) + " does not split evenly over --disaggregate " +
+         num(s.prefill_replicas) + ":" + num(s.decode_replicas) +
+         " (each prefill and each decode replica serves an equal share of " + of_what +
+         "): use a multiple of " + num(multiple);
+}
+
 // Requests per micro-batch: --micro_batch, else the requests split over the
 // pipeline stages when they divide (so that the stages overlap), else all.
-int64_t requests_per_micro_batch(const Options& o, const Serving& s) {
+// With disaggregated pools each replica's requests of a micro-batch are cut
+// into `pieces` (prefill pools x decode pools) equal parts.
+int64_t requests_per_micro_batch(const Options& o, const Serving& s, int64_t pieces) {
   const int64_t dp = o.degree["dp"], pp = o.degree.stages();
   if (o.micro_batch && *o.micro_batch != -1) {
     const int64_t micro = *o.micro_batch;
@@ -66,9 +82,14 @@ int64_t requests_per_micro_batch(const Options& o, const Serving& s) {
                 ": choose requests per micro-batch that divide the requests");
     require(micro % dp == 0, "--micro_batch " + num(micro) + " is not divisible by --dp " +
                                  num(dp) + ": each replica serves a whole share of a micro-batch");
+    require((micro / dp) % pieces == 0,
+            uneven_pools(s, "--micro_batch", micro, dp * pieces, "every micro-batch"));
     return micro;
   }
-  if (pp > 1 && s.requests % pp == 0 && (s.requests / pp) % dp == 0) return s.requests / pp;
+  if (pp > 1 && s.requests % pp == 0 && (s.requests / pp) % (dp * pieces) == 0)
+    return s.requests / pp;
+  require(!s.disaggregated() || s.requests % (dp * pieces) == 0,
+          uneven_pools(s, "--requests", s.requests, dp * pieces, "the requests"));
   require(s.requests % dp == 0, "--requests " + num(s.requests) + " is not divisible by --dp " +
                                     num(dp) + ": each replica serves a whole share");
   return s.requests;
@@ -76,16 +97,19 @@ int64_t requests_per_micro_batch(const Options& o, const Serving& s) {
 
 // Context parallelism (and, with --tpsp 1, tp) splits the prompt's tokens
 // and a decode step's one token per request: each rank needs a whole share.
-void check_token_splits(const Options& o, const Serving& s, int64_t micro, bool tpsp) {
+// `decode_pools`: the disaggregated decode pools that share a replica's
+// requests.
+void check_token_splits(const Options& o, const Serving& s, int64_t micro, bool tpsp,
+                        int64_t decode_pools) {
   const int64_t cp = o.degree["sp"], split = cp * (tpsp ? o.degree["tp"] : 1);
   const std::string by = tpsp ? "--cp x --tp = " + num(split) : "--cp " + num(cp);
   require(s.prompt_len % split == 0, "--prompt_len " + num(s.prompt_len) + " is not divisible by " +
                                          by + ": each rank prefills a whole share of every prompt");
-  const int64_t requests = micro / o.degree["dp"];
+  const int64_t requests = micro / o.degree["dp"] / decode_pools;
   require(s.decode_steps == 0 || requests % split == 0,
-          "the " + num(requests) +
-              " requests of a micro-batch per replica (--micro_batch / --dp) " +
-              "are not divisible by " + by + ": each rank decodes a whole share of their tokens");
+          "the " + num(requests) + " requests of a micro-batch per replica (--micro_batch / --dp" +
+              (decode_pools > 1 ? " / the decode pools" : "") + ") " + "are not divisible by " +
+              by + ": each rank decodes a whole share of their tokens");
 }
 
 }  // namespace
@@ -104,23 +128,28 @@ Workload inference_workload(const Options& o, const frameworks::Framework& f, bo
   Options d = o;
   d.batch = s.requests;
   d.seq = s.prompt_len;
-  // Disaggregated: each pool is the plan, P (= D) replicas of it.
+  // Disaggregated P:D: gcd(P, D) replicas of the plan in every pool (more
+  // data parallelism), P / gcd prefill pools and D / gcd decode pools.
+  int64_t prefill_pools = 1, decode_pools = 1;
   if (s.disaggregated()) {
     require(s.prefill && s.decode_steps > 0,
             "--disaggregate puts the prefill and the decode steps on pools of their own: give "
             "both (--prefill 1 and --decode_steps >= 1)");
-    require(s.prefill_replicas == s.decode_replicas,
-            "--disaggregate " + num(s.prefill_replicas) + ":" + num(s.decode_replicas) +
-                ": pools of different sizes are not generated yet: give P:D with P = D (each "
-                "pool is P replicas of the plan)");
-    d.degree["dp"] *= s.prefill_replicas;
+    const int64_t shared = std::gcd(s.prefill_replicas, s.decode_replicas);
+    prefill_pools = s.prefill_replicas / shared;
+    decode_pools = s.decode_replicas / shared;
+    require(prefill_pools + decode_pools <= kMaxPools,
+            "--disaggregate " + num(s.prefill_replicas) + ":" + num(s.decode_replicas) + " needs " +
+                num(prefill_pools + decode_pools) + " pools of the plan's stages: use at most " +
+                num(kMaxPools) + " (P and D with a larger common divisor)");
+    d.degree["dp"] *= shared;
   }
-  d.micro_batch = requests_per_micro_batch(d, s);
+  d.micro_batch = requests_per_micro_batch(d, s, prefill_pools * decode_pools);
   const int64_t stacks = o.num_stacks.value_or(80);  // as decoder_workload reads it
   require(stacks >= 1, "--num_stacks " + num(stacks) + " is not valid: use >= 1");
   const bool moe = family.decoder(o, static_cast<int>(stacks)).any(BlockKind::kMoe);
   d.tpsp = o.tpsp.value_or(moe);
-  check_token_splits(d, s, *d.micro_batch, *d.tpsp);
+  check_token_splits(d, s, *d.micro_batch, *d.tpsp, decode_pools);
   ServingPlan plan;
   plan.prefill = s.prefill;
   plan.decode_steps = static_cast<int>(s.decode_steps);
@@ -128,6 +157,8 @@ Workload inference_workload(const Options& o, const frameworks::Framework& f, bo
   plan.first_context = s.prompt_len + 1;
   plan.kv_element_bytes = static_cast<int>(dtype_bytes(s.kv_dtype));
   plan.disaggregated = s.disaggregated();
+  plan.prefill_pools = static_cast<int>(prefill_pools);
+  plan.decode_pools = static_cast<int>(decode_pools);
   Workload w = decoder_workload(
       d, f, family, [&](const DecoderConfig& c) { return build_inference_decoder(c, plan); });
   // Decode step 0 attends over the prompt and its own token; the cache
@@ -142,10 +173,11 @@ Workload inference_workload(const Options& o, const frameworks::Framework& f, bo
                                                         static_cast<int>(from_one), "Ctx");
   w.kind = w.own_kind.get();
   if (s.disaggregated()) {
-    // Two pools of the plan's stages: the prefill pool's, then the decode
-    // pool's (the comm-group file covers both). No training groups.
-    w.pools = 2;
-    w.mesh = mesh::Mesh(w.mesh.axes(), 2 * w.mesh.stages());
+    // Pools of the plan's stages: the prefill pools', then the decode
+    // pools' (the comm-group file covers them all). No training groups.
+    w.pools = static_cast<int>(prefill_pools + decode_pools);
+    w.prefill_pools = static_cast<int>(prefill_pools);
+    w.mesh = mesh::Mesh(w.mesh.axes(), w.pools * w.mesh.stages());
     w.embedding_group = -1;
   }
   return w;

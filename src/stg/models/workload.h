@@ -46,8 +46,10 @@ struct Workload {
   std::map<std::string, expr::Expr> micro_batch_renames;
   int micro_batches = 1;
   // Serving with disaggregated pools: the mesh's stages are this many pools
-  // of the plan's pipeline stages (graph::Placement::pool).
+  // of the plan's pipeline stages (graph::Placement::pool), the first
+  // `prefill_pools` the prefill's, the others the decode steps'.
   int pools = 1;
+  int prefill_pools = 1;
   int zero_stage = 0;
   // Mesh group index of Megatron's embedding group (tied embeddings on
   // stages apart), or -1.

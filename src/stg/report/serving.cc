@@ -186,8 +186,9 @@ std::string format_serving(const ServingFigures& f) {
 
 std::string hbm_refusal(const ServingFigures& f) {
   if (f.fits()) return "";
-  return "a rank of stage " + std::to_string(f.largest_stage) + " needs " + memory_line(f.largest) +
-         ", more than --hbm_gb " + gb(f.hbm_gb) +
+  return "a rank of stage " + std::to_string(f.largest_stage) +
+         (f.largest_pool.empty() ? "" : " (" + f.largest_pool + ")") + " needs " +
+         memory_line(f.largest) + ", more than --hbm_gb " + gb(f.hbm_gb) +
          ": spread the model over more ranks (--tp, --pp), use --kv_dtype fp8, serve fewer "
          "--requests or shorter --prompt_len/--decode_steps, or give the GPU's --hbm_gb";
 }

@@ -57,6 +57,7 @@ struct ServingFigures {
   std::vector<StageServing> stages;  // the stages written
   // The stage of the most memory per rank and its figures (of every stage).
   int largest_stage = 0;
+  std::string largest_pool;  // its pool's name with --disaggregate, else ""
   ServingMemory largest;
   bool fits() const { return static_cast<double>(largest.total()) <= hbm_gb * 1e9; }
 };
