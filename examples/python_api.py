@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The Python module in a few calls: a run, its figures without files, the
-checks of its directory, and the plans of a model on 64 GPUs.
+checks of its directory, the plans of a model on 64 GPUs, and a serving iteration.
 
 usage: PYTHONPATH=build python3 examples/python_api.py [OUTPUT_DIR]"""
 
@@ -37,3 +37,10 @@ print("plans: least traffic that fits 80 GiB: dp %d tp %d pp %d cp %d, micro_bat
       "ZeRO %d: %.1f GiB memory, %.1f GiB sent per rank" %
       (best["dp"], best["tp"], best["pp"], best["cp"], best["micro_batch"], best["zero_stage"],
        best["memory_gib"], best["comm_gib"]))
+
+serve = stg.infer(output_dir=out + "serve/", model="llama3-8b", num_stacks=2, tp=2, requests=16,
+                  prompt_len=1024, decode_steps=8)["serving"]["stages"][0]
+decode = serve["phases"][1]
+print("infer: %s %.3f ms at the roofline (%d of %d bytes read from the KV cache); KV cache "
+      "%d bytes per rank" % (decode["phase"], decode["roofline_ms"], decode["kv_bytes"],
+                             decode["bytes_read"], serve["memory"]["kv_cache"]))

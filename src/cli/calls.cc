@@ -5,6 +5,7 @@
 #include "generate_flags.h"
 #include "generate_options.h"
 #include "generate_parse.h"
+#include "infer_flags.h"
 #include "stg/generate.h"
 #include "stg/summary_json.h"
 #include "validate_command.h"
@@ -55,6 +56,18 @@ nlohmann::ordered_json plan_call(const std::vector<std::string>& args) {
   parse(args, flags, notes);
   const stg::PlanSummary summary = stg::plan(flags.options);
   nlohmann::ordered_json j = stg::to_json(summary);
+  notes.insert(notes.end(), summary.notes.begin(), summary.notes.end());
+  j["notes"] = notes;
+  return j;
+}
+
+nlohmann::ordered_json infer_call(const std::vector<std::string>& args) {
+  GenerateFlags flags;
+  parse_infer_flags(args, flags);
+  std::vector<std::string> notes = apply_text_flags(flags);
+  const stg::RunSummary summary = stg::generate(flags.options);
+  nlohmann::ordered_json j = stg::to_json(summary);
+  j["output_dir"] = flags.options.output_dir;
   notes.insert(notes.end(), summary.notes.begin(), summary.notes.end());
   j["notes"] = notes;
   return j;

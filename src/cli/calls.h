@@ -19,4 +19,8 @@ nlohmann::ordered_json generate_call(const std::vector<std::string>& args);
 // The same flags, nothing written: the figures of the run (stg::plan).
 nlohmann::ordered_json plan_call(const std::vector<std::string>& args);
 
+// `stg infer ARGS`: the run's summary with "serving", the per-phase figures
+// and memory per rank the command prints.
+nlohmann::ordered_json infer_call(const std::vector<std::string>& args);
+
 }  // namespace cli

@@ -5,122 +5,27 @@
 #include "infer_command.h"
 
 #include <CLI/CLI.hpp>
-#include <string>
 
-#include "command_line.h"
 #include "generate_flags.h"
-#include "generate_options.h"
 #include "generate_parse.h"
 #include "generate_run.h"
+#include "infer_flags.h"
 #include "messages.h"
 
 namespace cli {
-namespace {
-
-constexpr const char* kServing = "Serving (stg infer)";
-
-struct ServingFlags {
-  stg::Serving serving;
-  std::string kv_dtype, prefill, disaggregate;
-};
-
-// "P:D", two whole numbers >= 1.
-bool parse_pools(const std::string& text, int64_t& p, int64_t& d) {
-  const size_t colon = text.find(':');
-  if (colon == std::string::npos) return false;
-  try {
-    size_t used = 0;
-    p = std::stoll(text.substr(0, colon), &used);
-    if (used != colon) return false;
-    d = std::stoll(text.substr(colon + 1), &used);
-    if (used != text.size() - colon - 1) return false;
-  } catch (const std::exception&) {
-    return false;
-  }
-  return p >= 1 && d >= 1 && p <= stg::kMaxRanks && d <= stg::kMaxRanks;
-}
-
-void add_serving_flags(CLI::App& app, IntegerFlags& integers, ServingFlags& f) {
-  stg::Serving& s = f.serving;
-  auto group = [&](CLI::Option* option, const std::string& fallback) {
-    option->group(kServing);
-    option->description(option->get_description() + " [default: " + fallback + "]");
-  };
-  group(integers.add(app, "--requests", s.requests, "requests served at once (the batch)",
-                     stg::kMaxRanks, "an integer >= 1"),
-        "64");
-  group(integers.add(app, "--prompt_len", s.prompt_len, "prompt tokens per request (the prefill)",
-                     stg::kMaxRanks, "an integer >= 1"),
-        "2048");
-  group(app.add_option("--prefill", f.prefill,
-                       "0: no prefill, the decode steps start from KV caches that hold the "
-                       "prompts (0/1)"),
-        "1");
-  group(integers.add(app, "--decode_steps", s.decode_steps,
-                     "decode steps of one token per request after the prefill (0: the prefill "
-                     "only)",
-                     stg::kMaxRanks, "an integer >= 0"),
-        "128");
-  group(app.add_option("--kv_dtype", f.kv_dtype, "element type of the KV cache: bf16 or fp8"),
-        "bf16");
-  group(app.add_option("--disaggregate", f.disaggregate,
-                       "P:D: the prefill on P replicas of the plan, the decode steps on D others, "
-                       "each block's KV cache sent from each prefill rank to the decode ranks "
-                       "that serve its requests"),
-        "off: both on the same ranks");
-  group(app.add_option("--hbm_gb", s.hbm_gb,
-                       "GB of memory per GPU: a plan needing more per rank is refused")
-            ->check(kPositive),
-        "80");
-}
-
-}  // namespace
 
 int infer_main(int argc, char** argv) {
-  CLI::App app{
-      "stg infer: one serving iteration of a decoder model as Chakra execution traces: the "
-      "prefill of --requests prompts of --prompt_len tokens, then --decode_steps steps of one "
-      "token per request with a KV cache (docs/inference.md). Sizes are FLOPs and bytes unless "
-      "--units stg.",
-      "stg infer"};
+  CLI::App app{kInferDescription, "stg infer"};
   GenerateFlags flags;
   add_generate_flags(app, flags);
   ServingFlags serving;
   add_serving_flags(app, flags.integers, serving);
   if (const auto status = parse_generate_command(app, flags.integers, argc, argv)) return *status;
-  // A preset's training batch and sequence give way to the serving figures;
-  // given on the command line, they are a mistake.
-  if (app.count("--batch") > 0)
-    return fail("--batch is the training batch: stg infer serves --requests R");
-  if (app.count("--seq") > 0)
-    return fail("--seq is the training sequence: stg infer's prompts are --prompt_len P tokens");
-  if (!serving.kv_dtype.empty()) {
-    if (serving.kv_dtype == "bf16")
-      serving.serving.kv_dtype = stg::DType::kBf16;
-    else if (serving.kv_dtype == "fp8")
-      serving.serving.kv_dtype = stg::DType::kFp8;
-    else
-      return fail("--kv_dtype '" + serving.kv_dtype + "' is not valid: use bf16 or fp8");
+  try {
+    apply_serving_flags(app, serving, flags);
+  } catch (const stg::UsageError& e) {
+    return fail(e.what());
   }
-  if (!serving.prefill.empty()) {
-    try {
-      serving.serving.prefill = parse_bool("--prefill", serving.prefill);
-    } catch (const stg::UsageError& e) {
-      return fail(e.what());
-    }
-  }
-  if (!serving.disaggregate.empty() &&
-      !parse_pools(serving.disaggregate, serving.serving.prefill_replicas,
-                   serving.serving.decode_replicas))
-    return fail("--disaggregate '" + serving.disaggregate +
-                "' is not valid: use P:D, whole numbers >= 1 (e.g. 1:1)");
-  // --peak_tflops and --mem_bw_gbps are the generator's (--print_makespan's
-  // hardware); here they also set the per-phase roofline, so they need no
-  // --print_makespan.
-  if (flags.peak_tflops > 0) serving.serving.roofline.peak_tflops = flags.peak_tflops;
-  if (flags.mem_bw_gbps > 0) serving.serving.roofline.mem_bw_gbps = flags.mem_bw_gbps;
-  if (!flags.print_makespan) flags.peak_tflops = flags.mem_bw_gbps = 0;
-  flags.options.serving = serving.serving;
   return run_generate_command(flags);
 }
 

@@ -89,6 +89,13 @@ PYBIND11_MODULE(stg, m) {
       "plan(**flags) -> dict: the same flags as generate, nothing written: FLOPs and bytes "
       "per axis per rank (step), memory per rank of every stage, nodes per rank.");
   m.def(
+      "infer", [](const py::kwargs& kw) { return run(cli::infer_call, flag_args(kw)); },
+      "infer(**flags) -> dict: writes one serving iteration as `stg infer --flag value ...` "
+      "does (model=..., tp=..., requests=..., prompt_len=..., decode_steps=..., "
+      "output_dir=...) and returns the run's summary with \"serving\": per stage, each "
+      "phase's FLOPs, bytes read (weights, KV cache), communication and roofline times, and "
+      "the memory per rank.");
+  m.def(
       "plans", [](const py::kwargs& kw) { return run(cli::plans_call, flag_args(kw)); },
       "plans(model=..., gpus=N, **flags) -> list of dicts: every valid parallel plan for N "
       "GPUs with its memory, FLOPs and bytes per axis per rank and bubble fraction, as "

@@ -1,5 +1,7 @@
 #include "stg/summary_json.h"
 
+#include <algorithm>
+
 namespace stg {
 
 nlohmann::ordered_json to_json(const std::vector<report::StageMemory>& memory) {
@@ -17,6 +19,50 @@ nlohmann::ordered_json to_json(const std::vector<report::StageMemory>& memory) {
   return out;
 }
 
+nlohmann::ordered_json to_json(const report::ServingFigures& f) {
+  nlohmann::ordered_json stages = nlohmann::ordered_json::array();
+  for (const report::StageServing& st : f.stages) {
+    nlohmann::ordered_json phases = nlohmann::ordered_json::array();
+    for (const report::PhaseFigures& p : st.phases) {
+      const double compute = report::compute_seconds(p, f.roofline) * 1e3;
+      const double memory = report::memory_seconds(p, f.roofline) * 1e3;
+      phases.push_back({{"phase", p.phase},
+                        {"flops", p.flops},
+                        {"bytes", p.bytes},
+                        {"bytes_read", p.bytes_read},
+                        {"weight_bytes", p.weight_bytes},
+                        {"kv_bytes", p.kv_bytes},
+                        {"comm_bytes", p.comm_bytes},
+                        {"compute_ms", compute},
+                        {"memory_ms", memory},
+                        {"roofline_ms", std::max(compute, memory)}});
+    }
+    stages.push_back({{"stage", st.stage},
+                      {"first_rank", st.first_rank},
+                      {"last_rank", st.last_rank},
+                      {"pool", st.pool},
+                      {"phases", phases},
+                      {"memory",
+                       {{"weights", st.memory.weights},
+                        {"kv_cache", st.memory.kv_cache},
+                        {"activations", st.memory.activations},
+                        {"total", st.memory.total()}}}});
+  }
+  nlohmann::ordered_json j;
+  j["requests"] = f.requests;
+  j["prompt_len"] = f.prompt_len;
+  j["decode_steps"] = f.decode_steps;
+  j["prefill"] = f.prefill;
+  j["kv_dtype"] = f.kv_dtype;
+  j["peak_tflops"] = f.roofline.peak_tflops;
+  j["mem_bw_gbps"] = f.roofline.mem_bw_gbps;
+  j["hbm_gb"] = f.hbm_gb;
+  j["stages"] = stages;
+  j["largest_stage"] = f.largest_stage;
+  j["fits"] = f.fits();
+  return j;
+}
+
 nlohmann::ordered_json to_json(const RunSummary& s) {
   nlohmann::ordered_json j;
   j["ranks"] = s.ranks;
@@ -31,6 +77,7 @@ nlohmann::ordered_json to_json(const RunSummary& s) {
   j["memory_report"] = s.memory_report;
   j["step"] = report::to_json(s.step);
   j["notes"] = s.notes;
+  if (s.serving) j["serving"] = to_json(*s.serving);
   return j;
 }
 

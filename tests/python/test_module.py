@@ -166,5 +166,57 @@ class InspectValidateTest(unittest.TestCase):
             stg.validate(self.out, show=-1)
 
 
+# Llama 3 8B serving: two of its blocks on tp 2.
+SERVE = dict(model="llama3-8b", num_stacks=2, tp=2, requests=8, prompt_len=256, decode_steps=4)
+
+
+class InferTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+
+    def dir(self, name):
+        return os.path.join(self.tmp.name, name)
+
+    def test_same_files_and_figures_as_the_command_line(self):
+        summary = stg.infer(output_dir=self.dir("py"), **SERVE)
+        cli = run_cli("infer", *cli_args(SERVE), "--output_dir", self.dir("cli"))
+        self.assertEqual(cli.returncode, 0, cli.stderr)
+        names = sorted(os.listdir(self.dir("cli")))
+        self.assertEqual(sorted(os.listdir(self.dir("py"))), names)
+        _, mismatch, errors = filecmp.cmpfiles(self.dir("py"), self.dir("cli"), names,
+                                               shallow=False)
+        self.assertEqual((mismatch, errors), ([], []))
+        # Each printed phase row: its name, then FLOPs, bytes read, weights read,
+        # KV read and comm bytes.
+        rows = re.findall(r"^  (prefill|decode[^\d]*\d+(?: steps)?) +([\d,]+) +([\d,]+) +"
+                          r"([\d,]+) +([\d,]+) +([\d,]+)", cli.stdout, re.M)
+        phases = summary["serving"]["stages"][0]["phases"]
+        self.assertEqual(len(rows), len(phases), cli.stdout)
+        for row, phase in zip(rows, phases):
+            self.assertEqual(row[0], phase["phase"])
+            self.assertEqual([int(x.replace(",", "")) for x in row[1:]],
+                             [phase[k] for k in ("flops", "bytes_read", "weight_bytes",
+                                                 "kv_bytes", "comm_bytes")])
+
+    def test_kv_cache_is_the_textbook_size(self):
+        serving = stg.infer(output_dir=self.dir("run"), **SERVE)["serving"]
+        # K and V of 8 KV heads of 128 over tp 2, prompt and decode tokens, bf16.
+        kv = 2 * 2 * 8 * (256 + 4) * (8 // 2) * 128 * 2
+        self.assertEqual(serving["stages"][0]["memory"]["kv_cache"], kv)
+        self.assertEqual(serving["decode_steps"], 4)
+        self.assertTrue(serving["fits"])
+        decode = serving["stages"][0]["phases"][1]
+        self.assertEqual(decode["phase"], "decode 0")
+        self.assertGreater(decode["memory_ms"], decode["compute_ms"])  # memory-bound
+
+    def test_bad_input_has_the_message_of_the_command_line(self):
+        with self.assertRaises(ValueError) as raised:
+            stg.infer(batch=8, **SERVE)
+        cli = run_cli("infer", "--batch", "8", *cli_args(SERVE))
+        self.assertEqual(cli.returncode, 2)
+        self.assertEqual(cli.stderr.strip(), "stg: error: " + str(raised.exception))
+
+
 if __name__ == "__main__":
     unittest.main()
