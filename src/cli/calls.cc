@@ -20,12 +20,8 @@ void parse(const std::vector<std::string>& args, GenerateFlags& flags,
            std::vector<std::string>& notes) {
   CLI::App app{"stg"};
   add_generate_flags(app, flags);
-  std::vector<std::string> words = {"stg"};
-  words.insert(words.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& w : words) argv.push_back(w.data());
   try {
-    parse_generate_flags(app, flags.integers, static_cast<int>(argv.size()), argv.data());
+    parse_generate_flags(app, flags.integers, "stg", args);
   } catch (const CLI::CallForHelp&) {
     throw stg::UsageError("--help is the command line's: run `stg --help`");
   }

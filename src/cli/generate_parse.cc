@@ -83,6 +83,14 @@ void parse_generate_flags(CLI::App& app, const IntegerFlags& integers, int argc,
     throw stg::UsageError(message);
 }
 
+void parse_generate_flags(CLI::App& app, const IntegerFlags& integers, const std::string& command,
+                          std::vector<std::string> args) {
+  args.insert(args.begin(), command);
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  parse_generate_flags(app, integers, static_cast<int>(argv.size()), argv.data());
+}
+
 std::optional<int> parse_generate_command(CLI::App& app, const IntegerFlags& integers, int argc,
                                           char** argv) {
   try {

@@ -3,6 +3,8 @@
 
 #include <CLI/CLI.hpp>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "integer_flags.h"
 
@@ -21,5 +23,10 @@ std::optional<int> parse_generate_command(CLI::App& app, const IntegerFlags& int
 // stg::UsageError with the message the command line prints after
 // "stg: error: ", and lets CLI::CallForHelp through.
 void parse_generate_flags(CLI::App& app, const IntegerFlags& integers, int argc, char** argv);
+
+// The same with the arguments after the command's words (`command`, e.g.
+// "stg infer", stands for argv[0]).
+void parse_generate_flags(CLI::App& app, const IntegerFlags& integers, const std::string& command,
+                          std::vector<std::string> args);
 
 }  // namespace cli

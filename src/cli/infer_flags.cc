@@ -110,12 +110,8 @@ void parse_infer_flags(const std::vector<std::string>& args, GenerateFlags& flag
   add_generate_flags(app, flags);
   ServingFlags serving;
   add_serving_flags(app, flags.integers, serving);
-  std::vector<std::string> words = {"stg infer"};
-  words.insert(words.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& w : words) argv.push_back(w.data());
   try {
-    parse_generate_flags(app, flags.integers, static_cast<int>(argv.size()), argv.data());
+    parse_generate_flags(app, flags.integers, "stg infer", args);
   } catch (const CLI::CallForHelp&) {
     throw stg::UsageError("--help is the command line's: run `stg infer --help`");
   }

@@ -133,11 +133,7 @@ void add_plans_flags(CLI::App& app, PlansRequest& r) {
 
 // Parses and checks; throws stg::UsageError (CLI::CallForHelp for --help).
 void parse(CLI::App& app, PlansRequest& r, const std::vector<std::string>& args) {
-  std::vector<std::string> words = {"stg plans"};
-  words.insert(words.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& w : words) argv.push_back(w.data());
-  parse_generate_flags(app, r.flags.integers, static_cast<int>(argv.size()), argv.data());
+  parse_generate_flags(app, r.flags.integers, "stg plans", args);
   if (app.count("--gpus") == 0)
     throw stg::UsageError("--gpus is required: give the GPU count, e.g. --gpus 64");
   if (std::none_of(columns().begin(), columns().end(),
