@@ -69,6 +69,8 @@ TEST(FirstHour, IntegerFlagsBeyondTheirRangeAreUsageErrors) {
   r = run_small(tmp, {"--batch", "9223372036854775807", "--output_dir", o});
   expect_usage_error(r, "size of tensor", tmp);
   EXPECT_NE(r.err.find("--batch 9223372036854775807"), std::string::npos) << r.err;
+  // The micro-batch is the batch: not named after --micro_batch, not given.
+  EXPECT_EQ(r.err.find("--micro_batch"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("use smaller values"), std::string::npos) << r.err;
   r = run_stg({"--dp", "99999999999999999999", "--output_dir", o}, tmp.path(), tmp.path());
   expect_usage_error(

@@ -172,12 +172,14 @@ void add_mtp_modules(DecoderSpec& d, const Options& o) {
 int64_t bind_decoder_dims(Workload& w, const Options& o) {
   const int64_t batch = o.batch.value_or(64);
   // -1 is the reference's spelling of "no micro-batching".
-  const int64_t micro = o.micro_batch.value_or(-1) == -1 ? batch : *o.micro_batch;
+  const bool micro_given = o.micro_batch.value_or(-1) != -1;
+  const int64_t micro = micro_given ? *o.micro_batch : batch;
+  // Without --micro_batch the micro-batch is the batch: messages name --batch.
   bind_dims(w, {{"Dvocal", "--dvocal", o.dvocal, 32000},
                 {"Dmodel", "--dmodel", o.dmodel, 8192},
                 {"Dff", "--dff", o.dff, 28672},
                 {"Batch", "--batch", batch, 64},
-                {"MicroBatch", "--micro_batch", micro, batch},
+                {"MicroBatch", micro_given ? "--micro_batch" : "--batch", micro, batch},
                 {"Seq", "--seq", o.seq, 1024},
                 {"Head", "--head", o.head, 64},
                 {"KVHead", "--kvhead", o.kvhead, 8},
