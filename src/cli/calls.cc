@@ -1,6 +1,7 @@
 #include "calls.h"
 
 #include <CLI/CLI.hpp>
+#include <utility>
 
 #include "generate_flags.h"
 #include "generate_options.h"
@@ -31,12 +32,9 @@ void parse(const std::vector<std::string>& args, GenerateFlags& flags,
   notes = apply_text_flags(flags);
 }
 
-}  // namespace
-
-nlohmann::ordered_json generate_call(const std::vector<std::string>& args) {
-  GenerateFlags flags;
-  std::vector<std::string> notes;
-  parse(args, flags, notes);
+// The run of `flags` (its traces written) as JSON: the summary, the output
+// directory, `notes` then the run's, and with --validate the validation.
+nlohmann::ordered_json generated(const GenerateFlags& flags, std::vector<std::string> notes) {
   const stg::RunSummary summary = stg::generate(flags.options);
   nlohmann::ordered_json j = stg::to_json(summary);
   j["output_dir"] = flags.options.output_dir;
@@ -44,6 +42,15 @@ nlohmann::ordered_json generate_call(const std::vector<std::string>& args) {
   j["notes"] = notes;
   if (flags.validate) j["validation"] = validate_json({flags.options.output_dir});
   return j;
+}
+
+}  // namespace
+
+nlohmann::ordered_json generate_call(const std::vector<std::string>& args) {
+  GenerateFlags flags;
+  std::vector<std::string> notes;
+  parse(args, flags, notes);
+  return generated(flags, std::move(notes));
 }
 
 nlohmann::ordered_json plan_call(const std::vector<std::string>& args) {
@@ -60,13 +67,7 @@ nlohmann::ordered_json plan_call(const std::vector<std::string>& args) {
 nlohmann::ordered_json infer_call(const std::vector<std::string>& args) {
   GenerateFlags flags;
   parse_infer_flags(args, flags);
-  std::vector<std::string> notes = apply_text_flags(flags);
-  const stg::RunSummary summary = stg::generate(flags.options);
-  nlohmann::ordered_json j = stg::to_json(summary);
-  j["output_dir"] = flags.options.output_dir;
-  notes.insert(notes.end(), summary.notes.begin(), summary.notes.end());
-  j["notes"] = notes;
-  return j;
+  return generated(flags, apply_text_flags(flags));
 }
 
 }  // namespace cli

@@ -431,20 +431,6 @@ report::StepFigures step_of_run(const std::vector<std::optional<lower::FlatStage
                                          "element operations, sizes in elements");
 }
 
-const char* dtype_name(DType t) {
-  switch (t) {
-    case DType::kFp32:
-      return "fp32";
-    case DType::kBf16:
-      return "bf16";
-    case DType::kFp16:
-      return "fp16";
-    case DType::kFp8:
-      return "fp8";
-  }
-  return "?";
-}
-
 // `stg infer`'s figures: the phases of each stage written, the memory of
 // every stage.
 report::ServingFigures serving_figures(const Options& o, const models::Workload& w,

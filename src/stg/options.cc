@@ -75,6 +75,20 @@ DType parse_dtype(std::string_view s) {
   unknown_choice("--dtype", s, {"fp32", "bf16", "fp16", "fp8"}, "fp32, bf16, fp16 or fp8");
 }
 
+const char* dtype_name(DType t) {
+  switch (t) {
+    case DType::kFp32:
+      return "fp32";
+    case DType::kBf16:
+      return "bf16";
+    case DType::kFp16:
+      return "fp16";
+    case DType::kFp8:
+      return "fp8";
+  }
+  return "?";
+}
+
 Recompute parse_recompute(std::string_view s) {
   if (s == "0" || util::equal_ignoring_case(s, "false") || util::equal_ignoring_case(s, "no") ||
       util::equal_ignoring_case(s, "none"))

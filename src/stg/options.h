@@ -41,6 +41,7 @@ emit::TraceDetail parse_trace_detail(std::string_view text);  // --trace_detail
 lower::Schedule parse_schedule(std::string_view text);        // --pipeline_schedule
 Units parse_units(std::string_view text);                     // --units
 DType parse_dtype(std::string_view text);                     // --dtype
+const char* dtype_name(DType dtype);                          // "bf16", as --dtype spells it
 // 0/1/true/false/yes/no as none/full, or none, full, selective.
 Recompute parse_recompute(std::string_view text);  // --activation_recompute
 int64_t dtype_bytes(DType dtype);

@@ -210,6 +210,11 @@ class InferTest(unittest.TestCase):
         self.assertEqual(decode["phase"], "decode 0")
         self.assertGreater(decode["memory_ms"], decode["compute_ms"])  # memory-bound
 
+    def test_validate_flag_adds_the_report(self):
+        summary = stg.infer(output_dir=self.dir("run"), validate=True, **SERVE)
+        self.assertEqual(summary["validation"]["exit_status"], 0)
+        self.assertEqual(summary["validation"]["ranks"], 2)
+
     def test_bad_input_has_the_message_of_the_command_line(self):
         with self.assertRaises(ValueError) as raised:
             stg.infer(batch=8, **SERVE)

@@ -12,6 +12,13 @@ int stage_of_block(int block, int num_blocks, int pp) {
   return block < big ? block / (base + 1) : extra + (block - big) / base;
 }
 
+int virtual_stage_of_part(int part, int num_blocks, int virtual_stages) {
+  if (virtual_stages > num_blocks) return stage_of_block(part, num_blocks + 2, virtual_stages);
+  if (part == 0) return 0;
+  if (part == num_blocks + 1) return virtual_stages - 1;
+  return stage_of_block(part - 1, num_blocks, virtual_stages);
+}
+
 std::vector<int> stages_by_cost(const std::vector<double>& cost, int stages) {
   const int n = static_cast<int>(cost.size());
   std::vector<double> prefix(n + 1, 0);
@@ -80,21 +87,17 @@ void assign_stages(graph::Graph& g, int pp, int num_blocks, int chunks, bool v_s
   // More stages than blocks: the first and last parts become pipeline units
   // of their own (in, blocks..., out), split contiguously like blocks.
   const bool own_ends = pp * chunks > num_blocks;
-  const int units = own_ends ? num_blocks + 2 : num_blocks;
   std::vector<int> by_cost;
   if (cost_values)
     by_cost = stages_by_cost(unit_costs(g, *cost_values, num_blocks, own_ends), pp * chunks);
   for (size_t i = 0; i < g.size(); ++i) {
     const graph::Placement& p = g[static_cast<int>(i)].placement;
     const bool last = placed_with_last(p, num_blocks);
-    const int unit = own_ends ? (p.kind == Kind::kFirst ? 0
-                                 : last                 ? num_blocks + 1
-                                                        : p.block + 1)
-                              : p.block;
-    const int virtual_stage = !own_ends && p.kind == Kind::kFirst ? 0
-                              : !own_ends && last                 ? pp * chunks - 1
-                              : cost_values                       ? by_cost[unit]
-                                            : stage_of_block(unit, units, pp * chunks);
+    const int part = p.kind == Kind::kFirst ? 0 : last ? num_blocks + 1 : p.block + 1;
+    // By cost, the ends are units only when they have stages of their own.
+    const bool unit_by_cost = cost_values && (own_ends || (p.kind != Kind::kFirst && !last));
+    const int virtual_stage = unit_by_cost ? by_cost[own_ends ? part : p.block]
+                                           : virtual_stage_of_part(part, num_blocks, pp * chunks);
     // Placement does not enter an op's result: the cached result stays.
     graph::Tensor& t = g.mutable_tensor_keep_result(static_cast<int>(i));
     const bool up = v_shape && virtual_stage >= pp;  // the V's second arm

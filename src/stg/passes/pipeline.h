@@ -20,6 +20,12 @@ bool placed_with_last(const graph::Placement& p, int num_blocks);
 // Stage of block `block` of `num_blocks` under contiguous balanced placement.
 int stage_of_block(int block, int num_blocks, int pp);
 
+// The virtual stage of part `part` of the model by count: part 0 is the
+// first part (the embedding), 1 .. num_blocks the blocks, num_blocks + 1
+// the last part. The ends go with the first and the last block, or, with
+// more virtual stages than blocks, are units of their own.
+int virtual_stage_of_part(int part, int num_blocks, int virtual_stages);
+
 // With more stages than blocks (at most two more), the first and the last
 // part get stages of their own. With `chunks` > 1 (interleaved schedules)
 // the blocks are split into pp*chunks contiguous virtual stages, assigned

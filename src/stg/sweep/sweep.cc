@@ -172,22 +172,16 @@ class Evaluator {
 
   // Each part on its stage: blocks in contiguous runs of pp x chunks
   // virtual stages (passes/pipeline.h), the ends with the first and last
-  // block; a stage boundary's sends on both sides.
+  // block or, with more stages than blocks, on stages of their own; a stage
+  // boundary's sends on both sides.
   std::vector<StageSums> stage_sums(const std::vector<PartValues>& parts, size_t axes, int pp,
                                     int chunks, double forward, double backward) const {
     const int virtual_stages = pp * chunks;
     const int last = blocks_ + 1;
-    // More stages than blocks: the ends are pipeline units of their own,
-    // as passes::assign_stages places them.
-    const bool own_ends = virtual_stages > blocks_;
+    // Placed as passes::assign_stages places them by count.
     std::vector<int> stage_of(blocks_ + 2);
-    for (int u = 0; u <= last; ++u) {
-      const int v = own_ends    ? passes::stage_of_block(u, blocks_ + 2, virtual_stages)
-                    : u == 0    ? 0
-                    : u == last ? virtual_stages - 1
-                                : passes::stage_of_block(u - 1, blocks_, virtual_stages);
-      stage_of[u] = v % pp;
-    }
+    for (int u = 0; u <= last; ++u)
+      stage_of[u] = passes::virtual_stage_of_part(u, blocks_, virtual_stages) % pp;
     std::vector<StageSums> stages(pp);
     for (StageSums& s : stages) s.sent.assign(axes, 0);
     for (int u = 0; u <= last; ++u) {
