@@ -8,5 +8,12 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 targets=("$@")
 [[ ${#targets[@]} -eq 0 ]] && targets=(stg)
+# A first build says how long it takes (the README's figure, measured on two
+# idle cores); later builds only recompile what changed.
+if [[ ! -x build/stg && " ${targets[*]} " == *" stg "* ]]; then
+  echo "build.sh: building stg, about 5 minutes on two idle cores (a first build)"
+elif [[ ! -x build/stg_tests && " ${targets[*]} " == *" all "* ]]; then
+  echo "build.sh: building stg and its tests, about 20 minutes on two idle cores (a first build)"
+fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j"$(nproc)" --target "${targets[@]}"

@@ -11,7 +11,7 @@ PACKAGES=(
   libjemalloc-dev
   openmpi-bin
   graphviz
-  python3 python3-dev pybind11-dev python3-matplotlib
+  python3 python3-dev python3-venv pybind11-dev python3-matplotlib
 )
 
 missing=()

@@ -106,7 +106,7 @@ TEST(Dot, MaxNodesTruncatesWithANote) {
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(count(r.out, "\\n *n[0-9]+ \\[shape="), 5);
   EXPECT_EQ(count(r.out, "truncated \\[shape=note"), 1);
-  EXPECT_NE(r.err.find("drew 5 of"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("drew the first 5 of"), std::string::npos) << r.err;
 }
 
 TEST(Dot, MissingRankIsAUsageError) {

@@ -268,6 +268,30 @@ TEST(OutputStaging, AStopRequestEndsTheWrites) {
   EXPECT_EQ(snapshot(dir), before);
 }
 
+// A stop after many staged bytes (here: any) ends at once; the staged files
+// and the directories the run created go in the background, and soon the
+// directory is as it was.
+TEST(OutputStaging, AStopAfterManyBytesRemovesThemInTheBackground) {
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "out";
+  populate(dir);
+  const auto before = snapshot(dir);
+  for (const fs::path& where : {dir, tmp.path() / "fresh" / "deeper"}) {
+    io::OutputFiles files(where.string(), /*detach_bytes=*/1);
+    files.prepare();
+    files.write("workload.0.et", std::string(4096, 'x'));
+    io::request_stop(SIGTERM);
+    const std::string said = files.abort();
+    io::stop_signal = 0;
+    EXPECT_EQ(said, ": nothing was written to " + where.string() +
+                        " (its 0 MiB of unfinished files are being removed in the background)");
+  }
+  EXPECT_TRUE(eventually([&] { return staging_dirs(dir).empty(); }, std::chrono::seconds(30)));
+  EXPECT_TRUE(
+      eventually([&] { return !fs::exists(tmp.path() / "fresh"); }, std::chrono::seconds(30)));
+  EXPECT_EQ(snapshot(dir), before);
+}
+
 TEST(OutputStaging, CommitRemovesStaleRankFilesOnlyWhenAsked) {
   TempDir tmp;
   const fs::path dir = tmp.path() / "out";
@@ -289,7 +313,7 @@ TEST(OutputStaging, CommitRemovesStaleRankFilesOnlyWhenAsked) {
     files.prepare();
     files.write("workload.0.et", "new 0");
     files.write("workload.1.et", "new 1");
-    files.commit(io::RankFiles{"workload.%d.et", 2});
+    files.commit(io::RankFiles{"workload.%d.et", 2, 10});
   }
   const auto after = snapshot(dir);
   EXPECT_EQ(after.count("workload.2.et"), 0u);

@@ -10,7 +10,8 @@ Conventions (README.md and docs/*.md follow them; CONTRIBUTING.md repeats them):
   Python module `build/stg.*.so` (with --python_module), `tests/` (the
   repository's test data) and `examples/`, one `bash -o pipefail -c` per
   command line (lines ending in a backslash continue); every command must
-  exit with status 0. `stg` alone also names the binary (it is on PATH).
+  exit with status 0. The binary is ./build/stg, as after the README's
+  set-up: it is not on PATH, so a bare `stg` fails as it would for a user.
 - A ```console block holds commands after "$ " and, below each, lines of its
   output (stdout and stderr together). A command whose shown output has
   "error:" in it must fail (exit status not 0); the others must succeed.
@@ -180,8 +181,9 @@ def sandbox(stg, repo):
                    os.path.join(d, "build", os.path.basename(PYTHON_MODULE)))
     for part in ("tests", "examples"):
         os.symlink(os.path.join(os.path.abspath(repo), part), os.path.join(d, part))
+    # As a user pastes the commands after the README's set-up: the binary is
+    # ./build/stg, not on PATH (a bare `stg` is "command not found").
     env = dict(os.environ)
-    env["PATH"] = os.path.join(d, "build") + os.pathsep + env.get("PATH", "")
     # No OMPI_ALLOW_RUN_AS_ROOT here: the README's mpirun line must work as
     # written for root, the user it assumes.
     for name in ("OMPI_ALLOW_RUN_AS_ROOT", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM"):

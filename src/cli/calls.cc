@@ -32,10 +32,15 @@ void parse(const std::vector<std::string>& args, GenerateFlags& flags,
   notes = apply_text_flags(flags);
 }
 
-// The run of `flags` (its traces written) as JSON: the summary, the output
-// directory, `notes` then the run's, and with --validate the validation.
+// The run of `flags` (its traces written) as JSON.
 nlohmann::ordered_json generated(const GenerateFlags& flags, std::vector<std::string> notes) {
-  const stg::RunSummary summary = stg::generate(flags.options);
+  return run_json(flags, stg::generate(flags.options), std::move(notes));
+}
+
+}  // namespace
+
+nlohmann::ordered_json run_json(const GenerateFlags& flags, const stg::RunSummary& summary,
+                                std::vector<std::string> notes) {
   nlohmann::ordered_json j = stg::to_json(summary);
   j["output_dir"] = flags.options.output_dir;
   notes.insert(notes.end(), summary.notes.begin(), summary.notes.end());
@@ -43,8 +48,6 @@ nlohmann::ordered_json generated(const GenerateFlags& flags, std::vector<std::st
   if (flags.validate) j["validation"] = validate_json({flags.options.output_dir});
   return j;
 }
-
-}  // namespace
 
 nlohmann::ordered_json generate_call(const std::vector<std::string>& args) {
   GenerateFlags flags;

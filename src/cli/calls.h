@@ -8,7 +8,16 @@
 #include <string>
 #include <vector>
 
+#include "generate_flags.h"
+#include "stg/generate.h"
+
 namespace cli {
+
+// The JSON of a finished run of `flags`: the summary (summary_json.h), the
+// output directory, `notes` then the run's, and with --validate the
+// validation. What `--json` prints and what the calls below return.
+nlohmann::ordered_json run_json(const GenerateFlags& flags, const stg::RunSummary& summary,
+                                std::vector<std::string> notes);
 
 // `stg [generate] ARGS`: the run's summary (summary_json.h), with the notes
 // the command prints; with --validate, "validation": what `stg validate

@@ -1,6 +1,7 @@
 #include "command_line.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <stdexcept>
 
@@ -12,15 +13,25 @@ const CLI::Validator kFileName(
     [](const std::string& value) { return value.empty() ? std::string("needs a file name") : ""; },
     "FILE");
 
+namespace {
+// The range of a positive figure (TFLOPS, GB/s, GB): wide enough for any
+// GPU or link, narrow enough that every time stays finite.
+constexpr double kSmallestFigure = 1e-3;
+constexpr double kLargestFigure = 1e9;
+}  // namespace
+
 const CLI::Validator kPositive(
     [](const std::string& value) {
       try {
         size_t used = 0;
         const double v = std::stod(value, &used);
-        if (used == value.size() && v > 0) return std::string();
+        // Finite and of a size some hardware has: 1e-300 GB/s or inf TFLOPS
+        // would only print "inf" and "nan" figures.
+        if (used == value.size() && std::isfinite(v) && v >= kSmallestFigure && v <= kLargestFigure)
+          return std::string();
       } catch (const std::exception&) {
       }
-      return "'" + value + "' is not a positive number";
+      return "'" + value + "' is not a number from 0.001 to 1e9";
     },
     "NUMBER > 0");
 

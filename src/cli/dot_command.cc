@@ -29,7 +29,8 @@ int dot_main(const std::vector<std::string>& args) {
   integers.add(app, "--rank", rank, "the rank to draw (default 0)", stg::kMaxRanks - 1,
                "an integer from 0 to " + std::to_string(stg::kMaxRanks - 1), 0);
   integers.add(app, "--max_nodes", options.max_nodes,
-               "draw the first N nodes of the trace, 0 for all (default 500)",
+               "draw the first N nodes of the trace, 0 for all (default 60: a readable "
+               "picture)",
                std::numeric_limits<int64_t>::max(), "an integer >= 0 (0: all)", 0);
   if (const auto done = parse_command(app, integers, "dot", args)) return *done;
 
@@ -57,7 +58,9 @@ int dot_main(const std::vector<std::string>& args) {
   const stg::tools::DotGraph graph = stg::tools::dot_graph(nodes, options);
   std::fputs(graph.text.c_str(), stdout);
   if (graph.drawn < graph.nodes)
-    std::fprintf(stderr, "stg dot: note: drew %lld of %lld nodes (--max_nodes 0 draws all)\n",
+    std::fprintf(stderr,
+                 "stg dot: note: drew the first %lld of %lld nodes (--max_nodes N draws more, "
+                 "--max_nodes 0 all)\n",
                  static_cast<long long>(graph.drawn), static_cast<long long>(graph.nodes));
   return 0;
 }

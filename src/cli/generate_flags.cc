@@ -188,6 +188,9 @@ void add_run_flags(CLI::App& app, GenerateFlags& f) {
       app, "--threads", o.threads, "writer threads", stg::kMaxThreads,
       "an integer up to " + std::to_string(stg::kMaxThreads) + " (0 or less: one per core)");
   app.add_flag("--quiet", f.quiet, "print nothing on success");
+  app.add_flag("--json", f.json,
+               "print the result as JSON (what the Python module's call returns) instead of "
+               "text");
   app.add_flag("--print_passes", f.print_passes,
                "print the pass pipeline of this run and exit (writes nothing)");
   app.add_flag("--print_step_figures", f.print_step_figures,

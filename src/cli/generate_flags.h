@@ -31,6 +31,7 @@ struct GenerateFlags {
   IntegerFlags integers;
   // What to do besides generating.
   bool quiet = false;
+  bool json = false;  // print the run's summary as JSON (what stg.generate returns)
   bool validate = false;
   bool print_passes = false;
   bool print_step_figures = false;

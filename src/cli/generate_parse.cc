@@ -56,8 +56,8 @@ std::string stray_argument(const CLI::App& app, int argc, char** argv) {
              (close.empty() ? "" : ", " + close) + " (see stg --help)";
     }
     return "unexpected argument '" + arg +
-           "': flags start with two dashes (--dp 2) and the subcommands are models, validate, "
-           "inspect, dot and plans (see stg --help)";
+           "': flags start with two dashes (--dp 2) and the subcommands are generate, infer, "
+           "plans, models, validate, inspect and dot (see stg --help)";
   }
   return "";
 }

@@ -6,7 +6,9 @@
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "calls.h"
 #include "generate_options.h"
 #include "messages.h"
 #include "progress_bar.h"
@@ -33,7 +35,7 @@ int print_passes(const stg::Options& o) {
 stg::RunSummary generate_traces(const GenerateFlags& f) {
   const StopSignals stop_signals;
   std::optional<ProgressBar> bar;
-  if (!f.quiet) bar.emplace();
+  if (!f.quiet && !f.json) bar.emplace();
   return stg::generate(f.options, bar ? &*bar : nullptr);
 }
 
@@ -74,7 +76,8 @@ std::optional<stg::tools::MakespanOptions> makespan_options(const GenerateFlags&
 void print_summary(const GenerateFlags& f, const stg::RunSummary& s, double seconds,
                    const stg::tools::MakespanResult* makespan) {
   if (!s.memory_report.empty()) std::fputs(s.memory_report.c_str(), stdout);
-  if (s.serving) std::fputs(stg::report::format_serving(*s.serving).c_str(), stdout);
+  // The serving table is stg infer's default output: --quiet drops it.
+  if (s.serving && !f.quiet) std::fputs(stg::report::format_serving(*s.serving).c_str(), stdout);
   if (f.print_step_figures) std::fputs(stg::report::format_step_figures(s.step).c_str(), stdout);
   if (makespan) std::fputs(stg::tools::makespan_by_stage_summary(*makespan).c_str(), stdout);
   if (f.quiet) return;
@@ -95,7 +98,7 @@ void print_summary(const GenerateFlags& f, const stg::RunSummary& s, double seco
               removed.c_str());
 }
 
-int run(const GenerateFlags& f) {
+int run(const GenerateFlags& f, std::vector<std::string> notes) {
   if (f.print_passes) return print_passes(f.options);
   const std::optional<stg::tools::MakespanOptions> timed = makespan_options(f);
   const auto start = std::chrono::steady_clock::now();
@@ -107,7 +110,8 @@ int run(const GenerateFlags& f) {
                 f.options.output_dir);
     return 128 + sig;
   }
-  for (const std::string& n : s.notes) note(n);
+  if (!f.json)
+    for (const std::string& n : s.notes) note(n);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::optional<stg::tools::MakespanResult> makespan;
@@ -116,17 +120,29 @@ int run(const GenerateFlags& f) {
     makespan = stg::tools::makespan_by_stage(dir.string(), (dir / s.comm_group_path).string(),
                                              s.stages, *timed, f.options.threads);
   }
+  const bool stuck = makespan && !makespan->completed;
+  if (f.json) {
+    nlohmann::ordered_json j = run_json(f, s, std::move(notes));
+    j["seconds"] = seconds;
+    if (makespan && makespan->completed) j["makespan_ns"] = makespan->makespan_ns;
+    if (stuck) j["makespan_error"] = makespan->error;
+    std::printf("%s\n", j.dump(1).c_str());
+    if (f.validate && j["validation"].value("exit_status", 0) != 0) return 1;
+    return stuck ? 1 : 0;
+  }
   print_summary(f, s, seconds, makespan ? &*makespan : nullptr);
   if (f.validate) return validate_main({f.options.output_dir});
-  return makespan && !makespan->completed ? 1 : 0;
+  return stuck ? 1 : 0;
 }
 
 }  // namespace
 
 int run_generate_command(GenerateFlags& flags) {
   try {
-    for (const std::string& n : apply_text_flags(flags)) note(n);
-    return run(flags);
+    std::vector<std::string> notes = apply_text_flags(flags);
+    if (!flags.json)
+      for (const std::string& n : notes) note(n);
+    return run(flags, flags.json ? std::move(notes) : std::vector<std::string>());
   } catch (const stg::UsageError& e) {
     return fail(e.what());
   } catch (const stg::io::Interrupted& e) {

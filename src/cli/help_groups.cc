@@ -37,6 +37,7 @@ constexpr FlagHelp kFlags[] = {
     {"--ranks", kOutput, "all ranks"},
     {"--shard", kOutput, "0/1: one shard"},
     {"--quiet", kOutput, "off"},
+    {"--json", kOutput, "off"},
     {"--print_passes", kOutput, "off"},
     {"--dump_after", kOutput, "none"},
     {"--validate", kOutput, "off"},

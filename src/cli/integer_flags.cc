@@ -14,9 +14,10 @@ std::string IntegerFlags::check() const {
     const auto [stop, error] = std::from_chars(text.data(), end, value);
     if (text.empty() || stop != end || error == std::errc::invalid_argument)
       return name + " " + text + " is not a whole number: use " + e.valid;
-    const bool negative = text[0] == '-';
+    // Out of int64_t's range: a sign says which end; otherwise the value does.
+    const bool small = error == std::errc::result_out_of_range ? text[0] == '-' : value < e.min;
     if (error == std::errc::result_out_of_range || value > e.max || value < e.min)
-      return name + " " + text + " is too " + (negative ? "small" : "large") + ": use " + e.valid;
+      return name + " " + text + " is too " + (small ? "small" : "large") + ": use " + e.valid;
   }
   return "";
 }

@@ -16,6 +16,26 @@
 #include "stg/models/presets.h"
 #include "validate_command.h"
 
+// `stg models`: the table of presets; `--help` says what it prints.
+int models_main(const std::vector<std::string>& args) {
+  for (const std::string& arg : args) {
+    if (arg == "--help" || arg == "-h") {
+      std::puts(
+          "usage: stg models\n"
+          "Prints the model presets (--model NAME) with their blocks, widths, heads, experts and\n"
+          "parameters. Use a preset with stg --model NAME or stg infer --model NAME.");
+      return 0;
+    }
+    std::fprintf(stderr,
+                 "stg: error: stg models takes no arguments, '%s' given: run stg models "
+                 "(--help says what it prints)\n",
+                 arg.c_str());
+    return 2;
+  }
+  std::fputs(stg::models::models_table().c_str(), stdout);
+  return 0;
+}
+
 // `stg validate DIR`, `stg inspect DIR`, `stg dot DIR`, `stg plans ...`, `stg models`,
 // `stg help`, `stg infer ...` (a serving iteration), `stg generate ...`;
 // anything else is the generator's own command line.
@@ -27,10 +47,7 @@ int dispatch(int argc, char** argv, int (*generate_main)(int, char**)) {
   if (command == "dot") return cli::dot_main(rest);
   if (command == "plans") return cli::plans_main(rest);
   if (command == "infer") return cli::infer_main(argc - 1, argv + 1);
-  if (command == "models") {
-    std::fputs(stg::models::models_table().c_str(), stdout);
-    return 0;
-  }
+  if (command == "models") return models_main(rest);
   if (command == "help") {  // `stg help` is `stg --help`
     char help[] = "--help";
     char* args[] = {argv[0], help};

@@ -11,6 +11,7 @@
 #include "generate_flags.h"
 #include "generate_options.h"
 #include "generate_parse.h"
+#include "progress_bar.h"
 #include "stg/sweep/sweep.h"
 
 namespace cli {
@@ -127,6 +128,7 @@ void add_plans_flags(CLI::App& app, PlansRequest& r) {
   app.add_option("--fits_gb", r.fits_gb, "drop plans whose memory per rank exceeds X GiB")
       ->check(kPositive);
   app.add_flag("--csv", r.csv, "print CSV with every column, for scripts");
+
   r.flags.integers.add(app, "--top", r.top, "print only the first N plans (default all)",
                        std::numeric_limits<int64_t>::max(), "an integer >= 0", 0);
 }
@@ -134,6 +136,8 @@ void add_plans_flags(CLI::App& app, PlansRequest& r) {
 // Parses and checks; throws stg::UsageError (CLI::CallForHelp for --help).
 void parse(CLI::App& app, PlansRequest& r, const std::vector<std::string>& args) {
   parse_generate_flags(app, r.flags.integers, "stg plans", args);
+  if (r.csv && r.flags.json)
+    throw stg::UsageError("--csv and --json are two formats: give one of them");
   if (app.count("--gpus") == 0)
     throw stg::UsageError("--gpus is required: give the GPU count, e.g. --gpus 64");
   if (std::none_of(columns().begin(), columns().end(),
@@ -218,6 +222,23 @@ void print_table(const std::vector<PlanRow>& plans) {
   }
 }
 
+// The plans as JSON: every column, the schedule and the bytes per axis.
+nlohmann::ordered_json plans_json(const std::vector<PlanRow>& plans) {
+  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+  for (const PlanRow& p : plans) {
+    nlohmann::ordered_json row;
+    for (const Column& c : columns())
+      row[c.name] = c.decimals == 0 ? nlohmann::ordered_json(static_cast<int64_t>(c.value(p)))
+                                    : nlohmann::ordered_json(c.value(p));
+    row["schedule"] = p.schedule;
+    row["bytes"] = p.bytes;
+    row["flops"] = p.flops;
+    row["memory_bytes"] = p.memory;
+    rows.push_back(row);
+  }
+  return rows;
+}
+
 }  // namespace
 
 int plans_main(const std::vector<std::string>& args) {
@@ -227,11 +248,19 @@ int plans_main(const std::vector<std::string>& args) {
   try {
     parse(app, r, args);
     const auto start = std::chrono::steady_clock::now();
-    const stg::sweep::SweepResult result = stg::sweep::sweep(r.flags.options, r.sweep);
+    stg::sweep::SweepResult result;
+    {
+      ProgressBar bar;  // on a terminal, after a second
+      r.sweep.progress = &bar;
+      result = stg::sweep::sweep(r.flags.options, r.sweep);
+      r.sweep.progress = nullptr;
+    }
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     const std::vector<PlanRow> plans = selected(r, result.plans);
-    if (r.csv) {
+    if (r.flags.json) {
+      std::printf("%s\n", plans_json(plans).dump(1).c_str());
+    } else if (r.csv) {
       print_csv(plans);
     } else {
       print_table(plans);
@@ -260,20 +289,7 @@ nlohmann::ordered_json plans_call(const std::vector<std::string>& args) {
   } catch (const CLI::CallForHelp&) {
     throw stg::UsageError("--help is the command line's: run `stg plans --help`");
   }
-  const stg::sweep::SweepResult result = stg::sweep::sweep(r.flags.options, r.sweep);
-  nlohmann::ordered_json rows = nlohmann::ordered_json::array();
-  for (const PlanRow& p : selected(r, result.plans)) {
-    nlohmann::ordered_json row;
-    for (const Column& c : columns())
-      row[c.name] = c.decimals == 0 ? nlohmann::ordered_json(static_cast<int64_t>(c.value(p)))
-                                    : nlohmann::ordered_json(c.value(p));
-    row["schedule"] = p.schedule;
-    row["bytes"] = p.bytes;
-    row["flops"] = p.flops;
-    row["memory_bytes"] = p.memory;
-    rows.push_back(row);
-  }
-  return rows;
+  return plans_json(selected(r, stg::sweep::sweep(r.flags.options, r.sweep).plans));
 }
 
 }  // namespace cli

@@ -4,6 +4,8 @@
 
 #include <cstdio>
 
+#include "stg/io/cancel.h"
+
 namespace cli {
 
 ProgressBar::ProgressBar() {
@@ -35,6 +37,15 @@ void ProgressBar::run() {
   while (!wake_.wait_for(lock, std::chrono::milliseconds(200), [this] { return stop_; })) {
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    // A stop was asked for: say so at once, and stop ticking.
+    if (const int sig = stg::io::stop_signal.load(std::memory_order_relaxed)) {
+      if (!stopping_shown_) {
+        std::fprintf(stderr, "\r\033[Kstopping (%s) ...", stg::io::signal_name(sig).c_str());
+        std::fflush(stderr);
+        stopping_shown_ = drawn_ = true;
+      }
+      continue;
+    }
     if (seconds >= 1.0) draw(seconds);
   }
 }

@@ -1,7 +1,8 @@
 // The command line's progress display: one line on stderr, shown only when
 // stderr is a terminal and the run has lasted about a second; it names the
 // phase the library reports (building, passes, lowering, writing) and,
-// where the phase has a count, a bar. Cleared when the run ends.
+// where the phase has a count, a bar; "stopping" once a stop signal came.
+// Cleared when the run ends.
 #pragma once
 
 #include <atomic>
@@ -38,6 +39,7 @@ class ProgressBar : public stg::ProgressListener {
   std::condition_variable wake_;
   bool stop_ = false;
   bool drawn_ = false;
+  bool stopping_shown_ = false;
   std::thread thread_;
 };
 

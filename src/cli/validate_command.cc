@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "command_line.h"
+#include "progress_bar.h"
 #include "stg/options.h"
 #include "stg/tools/validate_json.h"
 
@@ -133,7 +134,9 @@ void print_validation(const stg::tools::ValidationReport& report) {
   if (report.ranks > 0 || report.errors.size() > 1)
     for (const std::string& e : report.errors)
       std::fprintf(stderr, "validate: error: %s\n", e.c_str());
-  std::printf("%s\n", report.verdict().c_str());
+  // Unreadable input is an error (stderr, as inspect and dot print theirs);
+  // a verdict on readable traces is the report (stdout).
+  std::fprintf(report.exit_status() == 2 ? stderr : stdout, "%s\n", report.verdict().c_str());
   if (report.replay) std::fputs(stg::tools::replay_summary(*report.replay).c_str(), stdout);
   if (report.makespan) std::fputs(stg::tools::makespan_summary(*report.makespan).c_str(), stdout);
   std::fflush(stdout);
@@ -149,7 +152,13 @@ int validate_main(const std::vector<std::string>& args) {
     std::fprintf(stderr, "stg validate: error: %s\n", error.c_str());
     return 2;
   }
-  const stg::tools::ValidationReport report = stg::tools::validate_dir(r.dir, r.options);
+  stg::tools::ValidationReport report;
+  {
+    ProgressBar bar;  // on a terminal, after a second
+    r.options.progress = &bar;
+    report = stg::tools::validate_dir(r.dir, r.options);
+    r.options.progress = nullptr;
+  }
   if (r.as_json) {
     std::printf("%s\n", stg::tools::to_json(report).dump(1).c_str());
     std::fflush(stdout);

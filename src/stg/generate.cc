@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <optional>
 #include <thread>
 #include <utility>
@@ -14,6 +15,7 @@
 #include "stg/frameworks/framework.h"
 #include "stg/graph/csv_writer.h"
 #include "stg/io/cancel.h"
+#include "stg/io/earlier_run.h"
 #include "stg/io/output_files.h"
 #include "stg/io/output_names.h"
 #include "stg/lower/expand_stage.h"
@@ -90,6 +92,8 @@ int thread_count(const Options& o) {
 
 OutputPlan resolve_outputs(const Options& o) {
   OutputPlan out;
+  require(!o.output_dir.empty(),
+          "--output_dir must not be empty: give a directory (. for the current one)");
   out.dir = o.output_dir;
   out.rank_pattern = io::complete_rank_pattern(o.output_name);
   try {
@@ -109,6 +113,16 @@ OutputPlan resolve_outputs(const Options& o) {
   } else {
     out.comm_group_name = io::derived_comm_group_name(out.rank_pattern);
   }
+  // Every name stays inside --output_dir: nothing is written or removed
+  // elsewhere.
+  const std::string name_outside = io::outside_output_dir(out.rank_pattern);
+  require(name_outside.empty(), "--output_name '" + o.output_name + "' " + name_outside +
+                                    ": give a name inside --output_dir and the directory "
+                                    "with --output_dir");
+  const std::string group_outside = io::outside_output_dir(out.comm_group_name);
+  require(group_outside.empty(), "--comm_group_file '" + out.comm_group_name + "' " +
+                                     group_outside +
+                                     ": give a name inside --output_dir (it is written there)");
   // Sub-directories of --output_dir that the names need are created with it.
   const std::string trace_dir = io::directory_part(out.rank_pattern);
   require(trace_dir.find("%d") == std::string::npos,
@@ -567,9 +581,12 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
       write_expanded(c, first_rank, last_rank);
     // A run of every rank replaces an earlier run: its rank files beyond
     // this run's ranks are stale. A --ranks part leaves other ranks' files.
+    // Only the files of ranks that the earlier run's comm-group file lists.
     std::optional<io::RankFiles> stale;
-    if (first_rank == 0 && last_rank == layout.num_ranks() - 1)
-      stale = io::RankFiles{out.rank_pattern, layout.num_ranks()};
+    const auto earlier =
+        io::earlier_rank_count((std::filesystem::path(out.dir) / out.comm_group_name).string());
+    if (first_rank == 0 && last_rank == layout.num_ranks() - 1 && earlier)
+      stale = io::RankFiles{out.rank_pattern, layout.num_ranks(), *earlier};
     summary.stale_files_removed = files.commit(stale);
   } catch (io::OutputError& e) {
     e.append(files.abort());

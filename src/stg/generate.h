@@ -20,6 +20,7 @@
 #include "stg/report/memory.h"
 #include "stg/report/serving.h"
 #include "stg/report/step_figures.h"
+#include "stg/util/progress.h"
 
 namespace stg {
 
@@ -43,15 +44,6 @@ struct RunSummary {
   // (report/serving.h).
   std::optional<report::ServingFigures> serving;
   std::vector<std::string> notes;  // flags that had no effect, ...
-};
-
-// Told what a run is doing; advance() is called from writer threads.
-class ProgressListener {
- public:
-  virtual ~ProgressListener() = default;
-  // A new phase ("passes", "lowering", "writing") of `total` `unit`s.
-  virtual void phase(std::string_view /*name*/, int64_t /*total*/, std::string_view /*unit*/) {}
-  virtual void advance(int64_t /*units*/, int64_t /*bytes*/) {}
 };
 
 // Where a run writes: trace files by rank pattern, the comm-group file, and

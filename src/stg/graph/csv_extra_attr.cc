@@ -61,7 +61,10 @@ constexpr std::array<const char*, kNumPhases> kPhaseNames = {
     "forward", "backward_input", "backward_weight", "prefill", "decode"};  // in Phase's order
 Json encode_phase(const Tensor& t) {
   std::string name = kPhaseNames.at(static_cast<size_t>(t.phase));
-  if (t.phase == Phase::kDecode) name += ":" + std::to_string(t.phase_step);
+  if (t.phase == Phase::kDecode) {
+    name += ':';
+    name += std::to_string(t.phase_step);
+  }
   return name;
 }
 void decode_phase(const Json& v, Tensor& t) {

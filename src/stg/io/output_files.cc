@@ -1,6 +1,7 @@
 #include "stg/io/output_files.h"
 
 #include <fcntl.h>
+#include <spawn.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -13,6 +14,8 @@
 #include <utility>
 
 #include "stg/io/cancel.h"
+
+extern char** environ;
 
 namespace stg::io {
 
@@ -115,7 +118,8 @@ std::optional<int64_t> match_rank(const std::string& pattern, const std::string&
   return rank;
 }
 
-OutputFiles::OutputFiles(std::string dir) : dir_(std::move(dir)) {}
+OutputFiles::OutputFiles(std::string dir, int64_t detach_bytes)
+    : dir_(std::move(dir)), detach_bytes_(detach_bytes) {}
 
 OutputFiles::~OutputFiles() {
   if (committed_) return;
@@ -165,7 +169,19 @@ void OutputFiles::prepare(const std::vector<std::string>& subdirs) {
     throw OutputError("cannot create directory '" + shown + "': " + why);
   };
   create(dir, dir_);
-  for (const std::string& sub : subdirs) create(dir / sub, target(sub));
+  for (const std::string& sub : subdirs) {
+    create(dir / sub, target(sub));
+    // A symbolic link among the sub-directories must not lead the run's
+    // files out of the output directory.
+    std::error_code inside_ec, root_ec;
+    const fs::path inside = fs::canonical(dir / sub, inside_ec);
+    const fs::path root = fs::canonical(dir, root_ec);
+    const auto [end, ignored] =
+        std::mismatch(root.begin(), root.end(), inside.begin(), inside.end());
+    if (inside_ec || root_ec || end != root.end())
+      throw OutputError("'" + target(sub) + "' leads outside '" + dir_ +
+                        "' through a symbolic link");
+  }
   std::string staging = (dir / (".stg-staging-" + std::to_string(::getpid()) + "-XXXXXX")).string();
   if (!::mkdtemp(staging.data()))
     throw OutputError("cannot write in '" + dir_ + "': " + reason(errno));
@@ -194,7 +210,7 @@ OutputFiles::File OutputFiles::open(const std::string& name, bool executable) {
   // Neither O_TRUNC nor O_EXCL then: on ext4 each made the open of a new file
   // cost over a millisecond, more than writing 300 KB into it.
   const int flags = O_WRONLY | O_CREAT | O_CLOEXEC | (fresh ? 0 : O_TRUNC);
-  File file(target(name), ::open(staged.c_str(), flags, executable ? 0777 : 0666));
+  File file(target(name), ::open(staged.c_str(), flags, executable ? 0777 : 0666), &written_);
   if (file.fd_ < 0) file.fail("create", errno);
   return file;
 }
@@ -223,6 +239,7 @@ void OutputFiles::File::append(std::string_view bytes) {
     const ssize_t n = ::write(fd_, bytes.data() + done, std::min(kChunk, bytes.size() - done));
     if (n > 0) {
       done += static_cast<size_t>(n);
+      written_->fetch_add(n, std::memory_order_relaxed);
     } else if (n < 0 && errno == EINTR) {
       continue;
     } else {
@@ -269,7 +286,7 @@ int64_t OutputFiles::commit(const std::optional<RankFiles>& stale) {
   if (::rmdir(staging.c_str()) != 0)
     throw OutputError("the files are in place in " + shown + ", but the staging directory '" +
                       staging + "' could not be removed: " + reason(errno));
-  if (!stale) return 0;
+  if (!stale || stale->earlier_count <= stale->count) return 0;
 
   // Stale rank files: in the directory the pattern names, files it gives for
   // ranks >= count (a "%d" in a directory part: nothing to look for).
@@ -284,7 +301,7 @@ int64_t OutputFiles::commit(const std::optional<RankFiles>& stale) {
     const std::string name = sub + it->path().filename().string();
     if (slots_.count(name)) continue;
     const auto rank = match_rank(stale->pattern, name);
-    if (!rank || *rank < stale->count) continue;
+    if (!rank || *rank < stale->count || *rank >= stale->earlier_count) continue;
     std::error_code type_ec;
     if (it->symlink_status(type_ec).type() == fs::file_type::regular) doomed.push_back(name);
   }
@@ -304,9 +321,43 @@ int64_t OutputFiles::commit(const std::optional<RankFiles>& stale) {
   return removed;
 }
 
+bool OutputFiles::remove_detached() {
+  // sh -c 'rm -rf -- "$1"; shift; for d; do rmdir -- "$d"; done' sh STAGING CREATED...
+  std::vector<std::string> args = {
+      "/bin/sh", "-c", "rm -rf -- \"$1\"; shift; for d; do rmdir -- \"$d\" 2>/dev/null; done", "sh",
+      staging_};
+  args.insert(args.end(), created_.begin(), created_.end());
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawnattr_init(&attr);
+  for (int fd = 0; fd <= 2; ++fd)
+    posix_spawn_file_actions_addopen(&actions, fd, "/dev/null", fd == 0 ? O_RDONLY : O_WRONLY, 0);
+  // Its own session: a second Ctrl-C at the terminal does not stop it.
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
+  pid_t pid = 0;
+  const int rc = ::posix_spawn(&pid, argv[0], &actions, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  return rc == 0;
+}
+
 std::string OutputFiles::abort() {
   if (committed_) return "";
   const std::string shown = dir_.empty() ? "." : dir_;
+  // Stopped after gigabytes: the process ends now, the files go in the
+  // background (the staging directory is hidden and private to this run).
+  if (!staging_.empty() && moved_ == 0 && stop_signal.load(std::memory_order_relaxed) != 0 &&
+      written_.load() >= detach_bytes_ && remove_detached()) {
+    const int64_t mb = written_.load() >> 20;
+    staging_.clear();
+    created_.clear();
+    return ": nothing was written to " + shown + " (its " + std::to_string(mb) +
+           " MiB of unfinished files are being removed in the background)";
+  }
   if (!staging_.empty()) {
     std::error_code ec;
     fs::remove_all(staging_, ec);

@@ -7,6 +7,7 @@
 // the staging directory (the destructor does so too).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <optional>
@@ -28,16 +29,26 @@ void check_rank_pattern(const std::string& pattern);
 // (the rank written in decimal without leading zeros, as %d writes it).
 std::optional<int64_t> match_rank(const std::string& pattern, const std::string& name);
 
-// The trace files of a run that writes every rank: files of the output
-// directory named by `pattern` with a rank >= `count` are stale.
+// The trace files of a run that writes every rank: regular files of the
+// output directory named by `pattern` for a rank r with count <= r <
+// earlier_count are stale: an earlier run of stg wrote them (its comm-group
+// file, earlier_run.h, says it had earlier_count ranks) and this run does not
+// replace them. Nothing else is ever removed: not a file of a rank the
+// earlier run did not have, nor any file outside the output directory.
 struct RankFiles {
   std::string pattern;
   int64_t count = 0;
+  int64_t earlier_count = 0;
 };
 
 class OutputFiles {
  public:
-  explicit OutputFiles(std::string dir);
+  // `detach_bytes`: when a stop request ends a run that has staged at least
+  // this many bytes, abort() leaves their removal to a detached `rm` so that
+  // the process ends at once (unlinking gigabytes takes ext4 seconds); the
+  // staging directory is hidden and goes within seconds.
+  static constexpr int64_t kDetachBytes = int64_t{256} << 20;
+  explicit OutputFiles(std::string dir, int64_t detach_bytes = kDetachBytes);
   ~OutputFiles();  // abort() unless commit() succeeded
   OutputFiles(const OutputFiles&) = delete;
   OutputFiles& operator=(const OutputFiles&) = delete;
@@ -59,7 +70,8 @@ class OutputFiles {
   // closes its descriptor and leaves the partial file to abort().
   class File {
    public:
-    File(File&& other) noexcept : shown_(std::move(other.shown_)), fd_(other.fd_) {
+    File(File&& other) noexcept
+        : shown_(std::move(other.shown_)), fd_(other.fd_), written_(other.written_) {
       other.fd_ = -1;
     }
     File& operator=(File&&) = delete;
@@ -69,10 +81,12 @@ class OutputFiles {
 
    private:
     friend class OutputFiles;
-    File(std::string shown, int fd) : shown_(std::move(shown)), fd_(fd) {}
+    File(std::string shown, int fd, std::atomic<int64_t>* written)
+        : shown_(std::move(shown)), fd_(fd), written_(written) {}
     [[noreturn]] void fail(const std::string& what, int err);
     std::string shown_;  // the file's final path, for messages
     int fd_ = -1;
+    std::atomic<int64_t>* written_;  // the run's staged bytes
   };
   // Creates the run's file `name` in the staging directory.
   File open(const std::string& name, bool executable = false);
@@ -92,7 +106,13 @@ class OutputFiles {
  private:
   std::string target(const std::string& name) const;
 
-  std::string dir_;                   // as given ("" = ".")
+  // Starts a detached removal of the staging directory and the directories
+  // prepare() created; false when it cannot be started.
+  bool remove_detached();
+
+  std::string dir_;  // as given ("" = ".")
+  int64_t detach_bytes_;
+  std::atomic<int64_t> written_{0};
   std::string staging_;               // "" before prepare() and after commit/abort
   std::vector<std::string> created_;  // directories prepare() made, deepest first
   std::mutex mutex_;                  // guards names_, slots_

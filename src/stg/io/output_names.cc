@@ -1,5 +1,6 @@
 #include "stg/io/output_names.h"
 
+#include <algorithm>
 #include <string_view>
 
 namespace stg::io {
@@ -71,6 +72,21 @@ std::string derived_comm_group_name(const std::string& pattern) {
 std::string directory_part(const std::string& name) {
   const size_t slash = name.rfind('/');
   return slash == std::string::npos ? "" : name.substr(0, slash);
+}
+
+}  // namespace stg::io
+
+namespace stg::io {
+
+std::string outside_output_dir(const std::string& name) {
+  if (!name.empty() && name.front() == '/') return "is an absolute path";
+  size_t start = 0;
+  while (start <= name.size()) {
+    const size_t slash = std::min(name.find('/', start), name.size());
+    if (std::string_view(name).substr(start, slash - start) == "..") return "has a '..' part";
+    start = slash + 1;
+  }
+  return "";
 }
 
 }  // namespace stg::io

@@ -30,3 +30,13 @@ std::string derived_comm_group_name(const std::string& pattern);
 std::string directory_part(const std::string& name);
 
 }  // namespace stg::io
+
+namespace stg::io {
+
+// Why `name` (an --output_name pattern or a comm-group file name, relative to
+// the output directory) would put a file outside the output directory: "an
+// absolute path" or "'..' leaves it"; "" when it stays inside. Every file a
+// run writes or removes is inside --output_dir.
+std::string outside_output_dir(const std::string& name);
+
+}  // namespace stg::io

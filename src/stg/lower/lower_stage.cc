@@ -82,13 +82,13 @@ class StageLowering {
     try {
       return dim.evaluate(values_.by_symbol);
     } catch (const expr::ExprError& e) {
-      throw SizeError("dimension " + dim.str() + " of " + owner + ": " + e.what());
+      throw expr::overflow_error(dim, values_, "a dimension of " + owner, e.what());
     }
   }
   // Size in the trace's units (elements or bytes).
   template <typename What>
   int64_t bytes(const graph::Shape& shape, const What& what) {
-    return scaled(elements(shape, what), options_.bytes_per_element);
+    return scaled(elements(shape, what), options_.bytes_per_element, shape, what);
   }
   // Size of tensor t's data seen in `shape`, with t's own element size when
   // it has one.
@@ -97,12 +97,17 @@ class StageLowering {
     const int own = !options_.tensor_element_bytes ? 0
                     : override > 0                 ? override
                                                    : g_[t].element_bytes;
-    return own > 0 ? scaled(elements(shape, what), own) : bytes(shape, what);
+    return own > 0 ? scaled(elements(shape, what), own, shape, what) : bytes(shape, what);
   }
-  static int64_t scaled(int64_t value, int64_t factor) {
+  // `value` elements of `shape` in bytes of `factor`; the error names the
+  // flags of the shape's symbols.
+  template <typename What>
+  int64_t scaled(int64_t value, int64_t factor, const graph::Shape& shape, const What& what) {
     int64_t out;
     if (__builtin_mul_overflow(value, factor, &out))
-      throw SizeError("a size overflows 64 bits in the chosen units");
+      throw expr::overflow_error(
+          expr::product(shape), values_, "size in bytes of " + what(),
+          "does not fit in 64 bits at " + std::to_string(factor) + " bytes per element");
     return out;
   }
   // Cached: a tensor is the input of several nodes.
@@ -199,7 +204,9 @@ class StageLowering {
     // A contraction's multiply-accumulate is 2 FLOPs; an einsum without
     // contracted dims (an element-wise product) is one multiply per element.
     if (x.op == graph::Op::kEinsum && !r.y_hidden.empty())
-      n.num_ops = scaled(n.num_ops, options_.flops_per_mac);
+      if (__builtin_mul_overflow(n.num_ops, options_.flops_per_mac, &n.num_ops))
+        throw expr::overflow_error(r.num_ops, values_, "FLOP count of " + x.id(),
+                                   "does not fit in 64 bits");
     if (options_.kernel_flops && !x.flops.is_zero())
       n.num_ops = count(x.flops, [&] { return "FLOP count of " + x.id(); });
     n.y_tensor_size = bytes_of(t, r.y_shape, tensor_named(t));

@@ -49,7 +49,7 @@ std::string mtp_prefix(int depth) { return "mtp." + std::to_string(depth) + ".";
 // returns its gradient, summed with what that block's output layer returns.
 void append_mtp(Graph& g, const DecoderConfig& c) {
   using Kind = graph::Placement::Kind;
-  const BlockContext context{c.tpsp, c.experts_per_rank, c.megatron, c.cp};
+  const BlockContext context{c.tpsp, c.experts_per_rank, c.megatron, c.cp, {}};
   const int n = static_cast<int>(c.spec.blocks.size());
   std::string out = decoder_block_prefix(n - 1) + "ffn_res.y";
   std::string dout = decoder_block_prefix(n - 1) + "ffn_res.dy", dout_from_head = "out_emb.dx";

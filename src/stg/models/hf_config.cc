@@ -8,7 +8,9 @@
 #include <fstream>
 #include <initializer_list>
 #include <limits>
+#include <map>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -83,6 +85,102 @@ const Family& find_architecture(HfConfig& cfg, std::string& name) {
   return *family;
 }
 
+// Fields that do not change a trace: names, token ids, numerics of the
+// norms and activations, position encodings, dropout, routing details
+// that keep each token's expert count, training-only losses.
+bool without_effect(const std::string& field) {
+  static const std::set<std::string> kFields = {"_name_or_path",
+                                                "architectures",
+                                                "model_type",
+                                                "torch_dtype",
+                                                "transformers_version",
+                                                "bos_token_id",
+                                                "eos_token_id",
+                                                "pad_token_id",
+                                                "initializer_range",
+                                                "use_cache",
+                                                "rms_norm_eps",
+                                                "layer_norm_eps",
+                                                "layer_norm_epsilon",
+                                                "hidden_act",
+                                                "activation_function",
+                                                "rope_theta",
+                                                "rope_scaling",
+                                                "rope_interleave",
+                                                "rotary_dim",
+                                                "rotary_pct",
+                                                "rotary_emb_base",
+                                                "attention_dropout",
+                                                "hidden_dropout",
+                                                "embd_pdrop",
+                                                "resid_pdrop",
+                                                "attn_pdrop",
+                                                "n_ctx",
+                                                "summary_activation",
+                                                "summary_first_dropout",
+                                                "summary_proj_to_labels",
+                                                "summary_type",
+                                                "summary_use_proj",
+                                                "scale_attn_weights",
+                                                "reorder_and_upcast_attn",
+                                                "scale_attn_by_inverse_layer_idx",
+                                                "output_router_logits",
+                                                "router_aux_loss_coef",
+                                                "router_jitter_noise",
+                                                "aux_loss_alpha",
+                                                "seq_aux",
+                                                "norm_topk_prob",
+                                                "scoring_func",
+                                                "topk_method",
+                                                "n_group",
+                                                "topk_group",
+                                                "routed_scaling_factor",
+                                                "ep_size",
+                                                "task_specific_params",
+                                                "auto_map"};
+  return kFields.count(field) > 0;
+}
+
+// Fields whose usual value is what stg models: only another value changes
+// the model. A value of another JSON type is refused (strict types).
+const std::map<std::string, json>& modelled_values() {
+  static const std::map<std::string, json> kValues = {{"tie_word_embeddings", false},
+                                                      {"attention_bias", false},
+                                                      {"mlp_bias", false},
+                                                      {"pretraining_tp", 1},
+                                                      {"use_sliding_window", false},
+                                                      {"use_parallel_residual", false},
+                                                      {"parallel_attn", false},
+                                                      {"use_qkv_bias", false},
+                                                      {"bias", false}};
+  return kValues;
+}
+
+// "fields stg does not model (...): sliding_window 4096, ..." for the
+// config's fields that no reader used and that change the model, or "".
+std::string unmodelled_fields(const HfConfig& cfg) {
+  std::string list;
+  for (const auto& [field, value] : cfg.unread()) {
+    if (without_effect(field)) continue;
+    const auto usual = modelled_values().find(field);
+    if (usual != modelled_values().end()) {
+      if (value.type() != usual->second.type() &&
+          !(value.is_number_integer() && usual->second.is_number_integer())) {
+        std::string text = value.dump();
+        if (text.size() > 40) text = text.substr(0, 37) + "...";
+        cfg.fail("field '" + field + "' is " + text + ": expected " +
+                 (usual->second.is_boolean() ? "true or false" : "a whole number"));
+      }
+      if (value == usual->second) continue;
+    }
+    std::string text = value.dump();
+    if (text.size() > 40) text = text.substr(0, 37) + "...";
+    list += (list.empty() ? "" : ", ") + field + " " + text;
+  }
+  if (list.empty()) return "";
+  return "fields stg does not model (the trace is as without them): " + list;
+}
+
 }  // namespace
 
 std::vector<std::string> apply_hf_config(const std::string& path, Options& o) {
@@ -107,6 +205,9 @@ std::vector<std::string> apply_hf_config(const std::string& path, Options& o) {
     notes.push_back("--hf_config " + path + ": head_dim " + std::to_string(*head_dim) +
                     " differs from hidden_size / num_attention_heads; stg models heads of "
                     "hidden_size / num_attention_heads");
+
+  if (const std::string unread = unmodelled_fields(cfg); !unread.empty())
+    notes.push_back("--hf_config " + path + ": " + unread);
 
   // As with presets: the config chooses the model type; one the user chose
   // must match it.

@@ -25,7 +25,15 @@ void HfConfig::fail(const std::string& what) const {
   throw UsageError("--hf_config " + path_ + ": " + what);
 }
 
+std::vector<std::pair<std::string, json>> HfConfig::unread() const {
+  std::vector<std::pair<std::string, json>> out;
+  for (const auto& [key, value] : root_.items())
+    if (!value.is_null() && !asked_.count(key)) out.emplace_back(key, value);
+  return out;
+}
+
 const json* HfConfig::lookup(const std::vector<std::string>& names, std::string& found) const {
+  asked_.insert(names.begin(), names.end());
   for (const std::string& n : names) {
     auto it = root_.find(n);
     if (it != root_.end() && !it->is_null()) {

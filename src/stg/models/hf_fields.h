@@ -7,7 +7,9 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace stg::models {
@@ -30,12 +32,22 @@ class HfConfig {
   // The model class the messages name ("a LlamaForCausalLM config needs it").
   void set_architecture(const std::string& a) { architecture_ = a; }
 
+  // Marks `names` as read without using them (a field that only matters
+  // when another one is set, e.g. sliding_window without use_sliding_window).
+  void ignore(const std::vector<std::string>& names) const {
+    asked_.insert(names.begin(), names.end());
+  }
+  // The fields of the config that no reader asked for and that are not null,
+  // with their values ("sliding_window 4096"), in name order.
+  std::vector<std::pair<std::string, nlohmann::json>> unread() const;
+
  private:
   int64_t size_of(const std::string& field, const nlohmann::json& v, int64_t least = 1) const;
 
   std::string path_;
   nlohmann::json root_;
   std::string architecture_;
+  mutable std::set<std::string> asked_;  // every name lookup() was asked for
 };
 
 // What a config says about the model, as stg's flags (unset: it does not

@@ -360,21 +360,27 @@ SweepResult sweep(const Options& base, const SweepOptions& options) {
                           ? options.threads
                           : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::unique_ptr<PlanTemplate>> built(keys.size());
+  ProgressListener silent;
+  ProgressListener& progress = options.progress ? *options.progress : silent;
+  progress.phase("plan shapes", static_cast<int64_t>(keys.size()), "shapes");
   util::parallel_for(0, static_cast<int64_t>(keys.size()), threads, [&](int64_t k) {
     try {
       built[k] = std::make_unique<PlanTemplate>(o, *keys[k], map.template_blocks);
     } catch (const UsageError&) {
     } catch (const expr::SizeError&) {
     }
+    progress.advance(1, 0);
   });
   for (size_t k = 0; k < keys.size(); ++k) templates[*keys[k]] = std::move(built[k]);
   result.templates = static_cast<int64_t>(keys.size());
 
   const Evaluator evaluator(map, blocks, batch);
   std::vector<std::vector<PlanRow>> rows(candidates.size());
+  progress.phase("plans", static_cast<int64_t>(candidates.size()), "candidates");
   util::parallel_for(0, static_cast<int64_t>(candidates.size()), threads, [&](int64_t i) {
     const Candidate& c = candidates[i];
     if (const PlanTemplate* t = templates.at(c.key).get()) rows[i] = evaluator.evaluate(c, *t);
+    progress.advance(1, 0);
   });
   for (auto& group : rows)
     for (PlanRow& r : group) result.plans.push_back(std::move(r));

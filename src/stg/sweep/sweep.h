@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "stg/options.h"
+#include "stg/util/progress.h"
 
 namespace stg::sweep {
 
@@ -36,6 +37,7 @@ struct SweepOptions {
   std::map<std::string, int64_t> fixed;  // "dp", "tp", "cp", "ep", "pp", "virtual_stages",
                                          // "micro_batch", "zero_stage"
   int threads = 0;
+  ProgressListener* progress = nullptr;  // told the shapes built and the plans evaluated
 };
 
 struct SweepResult {

@@ -15,8 +15,11 @@ namespace stg::tools {
 
 struct DotOptions {
   // Draw the first `max_nodes` nodes of the file (0: all); a note node says
-  // how many were left out.
-  int64_t max_nodes = 500;
+  // how many were left out. The default keeps the picture readable (about
+  // the first block of the first micro-batch, forward); a whole rank is
+  // thousands of nodes that Graphviz lays out for minutes into a picture
+  // too large to read.
+  int64_t max_nodes = 60;
 };
 
 struct DotGraph {

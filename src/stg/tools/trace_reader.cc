@@ -734,6 +734,14 @@ bool scan_trace_dir(const std::string& dir, const std::string& comm_group_overri
         candidates.push_back(path);
         continue;
       }
+      // It starts as a comm-group file does but cannot be read as one: not
+      // silently absent (every collective would then look groupless).
+      if (comm_group_override.empty()) {
+        error = err +
+                " (it starts as a comm-group file: mend it, or name the comm-group file "
+                "with --comm_group)";
+        return false;
+      }
     }
     if (is_trace_file_name(name)) out.files.emplace_back(rank_from_file_name(name), path);
   }

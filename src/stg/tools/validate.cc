@@ -508,6 +508,11 @@ class Validation {
     ctx_.options = &options;
   }
 
+  ProgressListener& progress() {
+    static ProgressListener silent;
+    return options_.progress ? *options_.progress : silent;
+  }
+
   ValidationReport run() {
     if (!open()) return finish();
     check_rank_files();
@@ -517,6 +522,7 @@ class Validation {
     check_p2p();
     if (options_.replay) {
       if (report_.errors.empty()) {
+        progress().phase("replaying", 0, "");
         report_.replay = replay_dir(dir_, options_.comm_group_file, options_.threads);
         if (options_.makespan && report_.replay->completed)
           report_.makespan = makespan_dir(
@@ -625,9 +631,11 @@ class Validation {
   // False on an internal error.
   bool check_files() {
     std::mutex mutex;
+    progress().phase("checking", ctx_.ranks, "ranks");
     try {
       set_.for_each_rank(options_.threads, [&](int64_t rank, const std::string& path) {
         RankResult res = process_file(ctx_, rank, path);
+        progress().advance(1, 0);
         std::lock_guard lock(mutex);
         merge(std::move(res));
       });

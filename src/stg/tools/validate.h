@@ -38,6 +38,7 @@
 #include "stg/tools/makespan.h"
 #include "stg/tools/replay.h"
 #include "stg/tools/roofline.h"
+#include "stg/util/progress.h"
 
 namespace stg::tools {
 
@@ -65,6 +66,7 @@ struct ValidateOptions {
   double link_gbps = 100;
   // The makespan also returns every node's times (MakespanResult::timeline).
   bool timeline = false;
+  ProgressListener* progress = nullptr;  // told the files read and the replays
 };
 
 struct Violation {

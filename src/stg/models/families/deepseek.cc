@@ -44,6 +44,9 @@ HfDims read_hf(const HfConfig& cfg) {
   d.v_head_dim = cfg.required_size({"v_head_dim"});
   d.mtp_depth = cfg.optional_count({"num_nextn_predict_layers"});
   d.tied_embeddings = read_tied_embeddings(cfg, false);
+  // Multi-head latent attention caches the latent, not K/V heads: the
+  // config's num_key_value_heads (= heads) describes no tensor.
+  cfg.ignore({"num_key_value_heads"});
   return d;
 }
 

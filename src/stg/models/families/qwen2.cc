@@ -24,6 +24,8 @@ HfDims read_hf(const HfConfig& cfg) {
     d.notes.push_back(
         "use_sliding_window is true: stg models full attention over the sequence in every "
         "block");
+  // The window's size and layers matter only with use_sliding_window (noted).
+  cfg.ignore({"sliding_window", "max_window_layers"});
   return d;
 }
 
