@@ -240,5 +240,34 @@ TEST(ChakraCompat, ReferenceModeKeepsTheReferenceAttributes) {
   EXPECT_EQ(v.cpu_op_bool_false, 0);
 }
 
+// docs/output-files.md: ctrl_deps come with a --pipeline_schedule, and from
+// stg infer without one (its phases run in order by them); a training run
+// without a schedule has none.
+int64_t ctrl_deps_of(const std::vector<std::string>& args, const std::string& name) {
+  stg_test::TempDir tmp({.prefix = "stg_chakra", .tag = name, .keep_on_failure = true});
+  const std::filesystem::path dir = tmp.path() / "out";
+  std::vector<std::string> a = args;
+  a.insert(a.end(), {"--output_dir", dir.string(), "--quiet"});
+  const stg_test::RunResult r = stg_test::run_stg(a, tmp.path());
+  EXPECT_EQ(r.status, 0) << name << ": " << r.err;
+  int64_t deps = 0;
+  for (const std::string& f : rank_files(dir))
+    for (const v4::Node& n : v004_nodes(f)) deps += n.ctrl_deps_size();
+  return deps;
+}
+
+TEST(ChakraCompat, CtrlDepsComeWithASchedule) {
+  EXPECT_EQ(ctrl_deps_of(kSmall, "training"), 0);
+  std::vector<std::string> scheduled = kSmall;
+  scheduled.insert(scheduled.end(), {"--pipeline_schedule", "1f1b"});
+  EXPECT_GT(ctrl_deps_of(scheduled, "1f1b"), 0);
+  EXPECT_GT(ctrl_deps_of({"infer", "--model_type",   "llama", "--num_stacks", "2", "--dmodel",
+                          "256",   "--dff",          "512",   "--head",       "8", "--kvhead",
+                          "2",     "--dvocal",       "1024",  "--requests",   "8", "--prompt_len",
+                          "32",    "--decode_steps", "2"},
+                         "infer"),
+            0);
+}
+
 }  // namespace
 }  // namespace stg::chakra_compat
