@@ -10,8 +10,9 @@
 //     every send has its receive (same tag, src, dst), tags unique;
 //   - ulysses: 4 all-to-alls over cp forward (Q, K, V, O) and 4 backward
 //     (dO, dQ, dK, dV) of Q- or K/V-shaped sequence chunks;
-//   - allgather: as before, 2 all-gathers of the K/V chunk forward and 2
-//     reduce-scatters backward;
+//   - allgather: 2 all-gathers of the K/V chunk forward and 2
+//     reduce-scatters backward, of all query heads' gradients in reference
+//     mode (the reference's), of the KV heads' under --framework megatron;
 //   - total FLOPs the same for the three (with and without the causal
 //     saving);
 //   - the refusals: --sp and --cp with different values, Ulysses with cp
@@ -264,16 +265,51 @@ TEST(ContextParallel, AllGatherIsAsBefore) {
   }
 }
 
+// Under --framework megatron the kernel gives dK and dV in the KV heads'
+// shape (TransformerEngine's all-gather attention reduces them so): per
+// block and micro-batch 2 reduce-scatters over cp of b x s x (g/tp) x d
+// elements (the whole sequence; each rank keeps its s/cp), bf16 -- not of
+// the tp rank's a/tp query heads, twice as many here (a/g = 2).
+TEST(ContextParallel, AllGatherReduceScattersKvHeadGradientsUnderMegatron) {
+  for (int64_t tp : {1, 2}) {
+    Config c;
+    c.name = "allgather_megatron_tp" + std::to_string(tp);
+    c.algo = CpAlgo::kAllGather;
+    c.megatron = true;
+    c.a = 8;
+    c.g = 4;
+    c.tp = tp;
+    c.cp = 4;
+    c.dp = 2;  // the dp x cp gradient group is then not a cp group
+    c.B = 8;
+    c.m = 2;
+    const Traces run = generate_and_read(c);
+    ASSERT_EQ(static_cast<int64_t>(run.ranks.size()), c.ranks());
+    const int64_t d = c.h / c.a, bytes = 2;
+    const int64_t kv_sequence = c.b() * c.s * (c.g / tp) * d * bytes;
+    for (const RankSums& x : run.ranks) {
+      ASSERT_TRUE(x.cp_colls.count(kAllGather)) << c.name;
+      ASSERT_TRUE(x.cp_colls.count(kReduceScatter)) << c.name;
+      EXPECT_EQ(x.cp_colls.at(kAllGather).count, c.l * c.m * 2) << c.name;
+      EXPECT_EQ(x.cp_colls.at(kAllGather).bytes, c.l * c.m * 2 * kv_sequence / c.cp) << c.name;
+      EXPECT_EQ(x.cp_colls.at(kReduceScatter).count, c.l * c.m * 2) << c.name;
+      EXPECT_EQ(x.cp_colls.at(kReduceScatter).bytes, c.l * c.m * 2 * kv_sequence) << c.name;
+    }
+  }
+}
+
 TEST(ContextParallel, TotalWorkDoesNotDependOnTheAlgorithm) {
   for (const bool megatron : {false, true}) {
     for (const bool causal : {false, true}) {
       if (causal && !megatron) continue;  // the causal saving is Megatron-LM's
-      for (const std::string kind : {"llama", "gpt"}) {
+      // g 4: two query heads per KV head (grouped-query attention).
+      for (const auto& [kind, g] :
+           std::vector<std::pair<std::string, int64_t>>{{"llama", 8}, {"llama", 4}, {"gpt", 8}}) {
         Config base;
         base.kind = kind;
         base.megatron = megatron;
         base.causal = causal;
-        base.g = 8;
+        base.g = g;
         base.cp = 4;
         base.dp = 2;
         base.B = 8;
@@ -285,12 +321,13 @@ TEST(ContextParallel, TotalWorkDoesNotDependOnTheAlgorithm) {
                                                          {"ulysses", CpAlgo::kUlysses}}) {
           Config c = base;
           c.algo = algo;
-          c.name = "flops_" + name + (megatron ? "_megatron" : "") + (causal ? "_causal" : "");
+          c.name = "flops_" + kind + std::to_string(g) + "_" + name +
+                   (megatron ? "_megatron" : "") + (causal ? "_causal" : "");
           totals[name] = generate_and_read(c).total_flops();
         }
         EXPECT_GT(totals["allgather"], 0);
-        EXPECT_EQ(totals["ring"], totals["allgather"]) << kind << " megatron " << megatron;
-        EXPECT_EQ(totals["ulysses"], totals["allgather"]) << kind << " megatron " << megatron;
+        EXPECT_EQ(totals["ring"], totals["allgather"]) << kind << g << " megatron " << megatron;
+        EXPECT_EQ(totals["ulysses"], totals["allgather"]) << kind << g << " megatron " << megatron;
       }
     }
   }

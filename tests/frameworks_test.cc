@@ -63,6 +63,9 @@ TEST(Frameworks, LoweringChoices) {
   EXPECT_EQ(meg.node_order(), lower::NodeOrder::kIssue);
   EXPECT_FALSE(ref.tensor_size_moved());
   EXPECT_TRUE(meg.tensor_size_moved());
+  // Chakra ETFeeder's attributes: the reference's bytes in reference mode.
+  EXPECT_FALSE(ref.feeder_attributes());
+  EXPECT_TRUE(meg.feeder_attributes());
 }
 
 TEST(Frameworks, GradientPasses) {
@@ -138,6 +141,7 @@ class Bucketed : public Framework {
   DType default_dtype() const override { return ref().default_dtype(); }
   lower::NodeOrder node_order() const override { return ref().node_order(); }
   bool tensor_size_moved() const override { return ref().tensor_size_moved(); }
+  bool feeder_attributes() const override { return ref().feeder_attributes(); }
   MemoryReport memory_report(const Options& o, const models::Workload& w,
                              const lower::LowerOptions& lo, const graph::Graph& g,
                              int64_t ranks) const override {

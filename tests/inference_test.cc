@@ -333,6 +333,82 @@ TEST(Infer, LatentAttentionCachesTheLatent) {
   EXPECT_EQ(s.serving->stages.at(0).memory.kv_cache, kv(P + D));
 }
 
+// Multi-head latent attention in a decode step (DeepSeek-V2 §2.1.2): the
+// up-projection wkv_b is absorbed, W_UK (its key part) into each head's
+// q_nope and W_UV (its value part) into the output, so a step computes no
+// per-head keys or values. Its matrix products are then 2 FLOPs per weight
+// per request (wkv_b once, as W_UK and W_UV), and its attention per block
+// 2 x requests x heads/tp x L x ((KvLoraRank + QkRopeDim) for Q.K^T +
+// KvLoraRank for P.V) at context L; each weight is read once.
+struct MlaConfig {
+  int64_t l = 2, h = 256, f = 512, a = 8, V = 1024;
+  int64_t q_lora = 64, kv_lora = 32, nope = 16, rope = 8, v = 16;
+  int64_t R = 8, P = 32, D = 2, tp = 1;
+  // One rank's weights: wq_a and wkv_a whole on every tp rank; wq_b, wkv_b,
+  // wo split by heads; the gated MLP; the two vocabulary layers.
+  int64_t block_params() const {
+    return h * q_lora + q_lora * (nope + rope) * a / tp + h * (kv_lora + rope) +
+           kv_lora * (nope + v) * a / tp + v * a / tp * h + 3 * h * f / tp;
+  }
+  int64_t params() const { return l * block_params() + 2 * V / tp * h; }
+};
+
+Options options_of(const MlaConfig& c, const std::string& dir) {
+  Options o;
+  o.output_dir = dir;
+  o.model = "deepseek";
+  o.num_stacks = c.l;
+  o.dense_blocks = c.l;
+  o.dmodel = c.h;
+  o.dff = c.f;
+  o.head = c.a;
+  o.dvocal = c.V;
+  o.q_lora_rank = c.q_lora;
+  o.kv_lora_rank = c.kv_lora;
+  o.qk_nope_dim = c.nope;
+  o.qk_rope_dim = c.rope;
+  o.v_head_dim = c.v;
+  o.degree["tp"] = c.tp;
+  o.threads = 2;
+  o.serving = Serving{.requests = c.R, .prompt_len = c.P, .decode_steps = c.D};
+  return o;
+}
+
+TEST(Infer, LatentAttentionDecodeIsAbsorbed) {
+  for (int64_t tp : {1, 2}) {
+    SCOPED_TRACE("tp " + std::to_string(tp));
+    MlaConfig c;
+    c.tp = tp;
+    stg_test::TempDir tmp({.prefix = "stg_infer_mla", .keep_on_failure = true});
+    const Options o = options_of(c, (tmp.path() / "out").string());
+    const RunSummary s = generate(o);
+    const std::vector<Node> nodes = read_rank(o.output_dir + "/workload.0.et");
+    for (int64_t step = 0; step < c.D; ++step) {
+      SCOPED_TRACE("decode step " + std::to_string(step));
+      const std::string name = "decode" + std::to_string(step) + ".";
+      const PhaseSums sums = phase_sums(nodes, name);
+      const int64_t L = c.P + step + 1;
+      EXPECT_EQ(sums.matmul_flops, 2 * c.params() * c.R);
+      EXPECT_EQ(sums.attention_flops,
+                c.l * 2 * c.R * (c.a / tp) * L * ((c.kv_lora + c.rope) + c.kv_lora));
+      // Norms, residuals, the cache append and sampling: small.
+      EXPECT_LT(sums.other_flops, sums.flops() / 100);
+      const report::PhaseFigures& p = phase(s, "decode " + std::to_string(step));
+      EXPECT_EQ(p.flops, sums.flops());
+      EXPECT_EQ(p.weight_bytes, 2 * c.params());  // bf16, each weight once
+      EXPECT_EQ(p.kv_bytes, c.l * c.R * L * (c.kv_lora + c.rope) * 2);
+      // None of the training graph's per-head K/V path (the expansion of
+      // the latent by wkv_b, its key and value slices, the broadcast rotary
+      // key) is written in a decode step.
+      for (const Node& n : nodes)
+        for (const char* t : {"kv", "k_nope", "v", "k_rope1", "k_rope", "k"})
+          EXPECT_FALSE(contains(n.name, "." + name) &&
+                       contains(n.name, std::string(".mha.") + t + "@"))
+              << n.name;
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------
 // Every configuration is replayed to completion (stg validate --replay).
 
@@ -416,6 +492,11 @@ std::vector<Plan> plans() {
   add("moe_ep2_disaggregated_2_2", small("moe"), [](Options& o) {
     o.degree["ep"] = 2;
     o.serving->prefill_replicas = o.serving->decode_replicas = 2;
+  });
+  add("deepseek_tp2_cp2_absorbed", small("deepseek"), [](Options& o) {
+    o.degree["tp"] = 2;
+    o.degree["sp"] = 2;
+    o.dense_blocks = 2;
   });
   add("llama_tp2_pp2_decode_only", small("llama"), [](Options& o) {
     o.degree["tp"] = 2;

@@ -12,6 +12,7 @@
 #include "stg/emit/astra_sim_plan.h"
 #include "stg/emit/flat_writer.h"
 #include "stg/emit/trace_writer.h"
+#include "stg/emit/v001_limits.h"
 #include "stg/frameworks/framework.h"
 #include "stg/graph/csv_writer.h"
 #include "stg/io/cancel.h"
@@ -171,6 +172,9 @@ lower::LowerOptions lower_options(const Options& o, const models::Workload& w) {
             "--dtype applies to --units physical only: add --units physical");
   }
   lo.tensor_size_moved = f.tensor_size_moved();
+  // The reference's bytes where parity with it is kept (its framework and
+  // units); Chakra's ETFeeder's attributes everywhere else.
+  lo.feeder_attributes = f.feeder_attributes() || units(o, w) == Units::kPhysical;
   lo.order = f.node_order();
   w.kind->adjust_lowering(lo);
   lo.schedule = o.pipeline_schedule;
@@ -524,6 +528,13 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
       std::vector<const StageGraph*> lowered;
       for (const auto& stage : run.stages) lowered.push_back(stage ? &stage->one() : nullptr);
       if (auto note = emit::zero_time_note(lowered)) w.notes.push_back(std::move(*note));
+    }
+    // A v0.0.1 message that its 32-bit comm_size cannot hold is refused
+    // before anything is written (emit/v001_limits.h).
+    if (o.schema == emit::Schema::kV001) {
+      std::vector<const lower::FlatStage*> stages;
+      for (const auto& stage : run.stages) stages.push_back(stage ? &*stage : nullptr);
+      if (auto refusal = emit::v001_comm_size_refusal(stages)) throw UsageError(*refusal);
     }
     // A serving plan whose memory does not fit the GPU is refused before
     // anything is written.

@@ -72,14 +72,14 @@ void fill_node(pb::Node& out, const LoweredNode& n, const RankBinding& rank, Tra
       out.set_tensor_size(n.tensor_size);
       break;
     case NodeKind::kColl:
-      out.set_comm_size(static_cast<uint64_t>(n.comm_size));
+      out.set_comm_size(static_cast<uint32_t>(n.comm_size));
       out.set_comm_type(comm_type(n.coll));
       out.set_communicator_id(static_cast<uint32_t>(rank.group(n.axis)));
       for (int i = 0; i < kInvolvedDims; ++i) out.add_involved_dim(true);
       break;
     case NodeKind::kSend:
     case NodeKind::kRecv: {
-      out.set_comm_size(static_cast<uint64_t>(n.comm_size));
+      out.set_comm_size(static_cast<uint32_t>(n.comm_size));
       out.set_comm_tag(static_cast<uint32_t>(n.tag));
       const auto peer = static_cast<uint32_t>(rank.peer(n.peer));
       if (n.kind == NodeKind::kSend) {

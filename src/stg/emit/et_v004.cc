@@ -64,8 +64,16 @@ void add_tensor_list(pb::Node& node, const char* name, const std::vector<TensorI
 
 }  // namespace
 
-int fill_node_v004(pb::Node& out, const LoweredNode& n, const RankBinding& rank,
-                   TraceDetail detail) {
+int fill_node_v004(pb::Node& out, const LoweredNode& n, const RankBinding& rank, TraceDetail detail,
+                   bool feeder_attributes) {
+  // is_cpu_op: the reference writes int32_val, Chakra's schema and ETFeeder
+  // bool_val (which reads an int32_val as false: the same value).
+  auto is_cpu_op = [&] {
+    if (feeder_attributes)
+      add_attr(out, "is_cpu_op")->set_bool_val(false);
+    else
+      add_attr(out, "is_cpu_op")->set_int32_val(0);
+  };
   const bool full = detail == TraceDetail::kFull;
   out.set_id(n.id);
   const std::string_view name = node_name(n, detail);
@@ -91,7 +99,8 @@ int fill_node_v004(pb::Node& out, const LoweredNode& n, const RankBinding& rank,
       add_attr(out, "comm_type")->set_int64_val(comm_type(n.coll));
       var_attr = out.attr_size();
       add_attr(out, "pg_name")->set_string_val(std::to_string(rank.group(n.axis)));
-      add_attr(out, "is_cpu_op")->set_int32_val(0);
+      is_cpu_op();
+      if (feeder_attributes) add_attr(out, "comm_priority")->set_int32_val(0);
       break;
     case NodeKind::kSend:
     case NodeKind::kRecv:
@@ -100,7 +109,8 @@ int fill_node_v004(pb::Node& out, const LoweredNode& n, const RankBinding& rank,
       var_attr = out.attr_size();
       add_attr(out, n.kind == NodeKind::kSend ? "comm_dst" : "comm_src")
           ->set_int32_val(static_cast<int32_t>(rank.peer(n.peer)));
-      add_attr(out, "is_cpu_op")->set_int32_val(0);
+      is_cpu_op();
+      if (feeder_attributes) add_attr(out, "comm_priority")->set_int32_val(0);
       break;
   }
   return var_attr;
@@ -123,7 +133,7 @@ void append_trace_v004(std::string& out, const StageGraph& stage, const RankBind
   pb::Node node;
   for (const LoweredNode& n : stage.nodes) {
     node.Clear();
-    fill_node_v004(node, n, rank, detail);
+    fill_node_v004(node, n, rank, detail, stage.feeder_attributes);
     append_delimited(out, node);
   }
 }

@@ -17,7 +17,7 @@ namespace stg::emit::detail {
 // (full: after inputs and outputs), hence it is asked for rather than
 // assumed.
 int fill_node_v004(ChakraProtoMsg::Node& out, const LoweredNode& n, const RankBinding& rank,
-                   TraceDetail detail);
+                   TraceDetail detail, bool feeder_attributes);
 // The framed GlobalMetadata every v0.0.4 file starts with.
 void append_metadata_v004(std::string& out);
 

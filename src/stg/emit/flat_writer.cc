@@ -72,7 +72,8 @@ FlatStageWriter::FlatStageWriter(const lower::FlatStage& stage, TraceDetail deta
   std::string bytes;
   for (const LoweredNode& n : nodes) {
     node.Clear();
-    const int var_attr = detail::fill_node_v004(node, n, dummy, detail);
+    const int var_attr =
+        detail::fill_node_v004(node, n, dummy, detail, stage.one().feeder_attributes);
     NodeCode code;
     code.name = node.name();
     // Short names (--trace_detail sim) name no micro-batch.

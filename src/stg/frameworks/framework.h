@@ -80,6 +80,9 @@ class Framework {
   virtual DType default_dtype() const = 0;
   virtual lower::NodeOrder node_order() const = 0;
   virtual bool tensor_size_moved() const = 0;
+  // v0.0.4: the attributes Chakra's ETFeeder reads besides the reference's
+  // (lower::LowerOptions::feeder_attributes); off: the reference's bytes.
+  virtual bool feeder_attributes() const = 0;
 
   // The memory per rank of each stage; `g` after the pass pipeline.
   virtual MemoryReport memory_report(const Options& o, const models::Workload& w,

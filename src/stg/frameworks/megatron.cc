@@ -110,6 +110,7 @@ class Megatron : public Framework {
     parts.tied_stages_apart =
         parts.tie_embeddings && o.degree.stages() > 1 && !lower::v_shaped(o.pipeline_schedule);
     parts.causal_saving = o.causal_saving.value_or(false);
+    parts.kv_head_gradients = true;
     parts.reduce_per_step = zero_stage < 3;
     parts.reduce_over_dp_cp = true;
     return parts;
@@ -144,6 +145,7 @@ class Megatron : public Framework {
   // ready (docs/facts.md §5.8).
   lower::NodeOrder node_order() const override { return lower::NodeOrder::kIssue; }
   bool tensor_size_moved() const override { return true; }
+  bool feeder_attributes() const override { return true; }
 
   MemoryReport memory_report(const Options& o, const models::Workload& w,
                              const lower::LowerOptions& lo, const graph::Graph& g,

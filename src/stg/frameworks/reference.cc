@@ -52,6 +52,7 @@ class Reference : public Framework {
   // The reference numbers its links last (docs/facts.md §5.8).
   lower::NodeOrder node_order() const override { return lower::NodeOrder::kReference; }
   bool tensor_size_moved() const override { return false; }
+  bool feeder_attributes() const override { return false; }
 
   MemoryReport memory_report(const Options&, const models::Workload& w,
                              const lower::LowerOptions& lo, const graph::Graph& g,

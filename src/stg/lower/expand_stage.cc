@@ -49,6 +49,7 @@ class Entries {
 StageGraph expand(const FlatStage& stage) {
   StageGraph out;
   out.stage = stage.one().stage;
+  out.feeder_attributes = stage.one().feeder_attributes;
   out.nodes.reserve(stage.num_nodes());
   Entries entries;
   for (const FlatStage::Instance& in : stage.instances()) {

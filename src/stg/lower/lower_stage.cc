@@ -334,6 +334,7 @@ class StageLowering {
     std::vector<uint64_t> new_id(n, 0);
     StageGraph out;
     out.stage = stage_;
+    out.feeder_attributes = options_.feeder_attributes;
     for (int i = 0; i < n; ++i) {
       if (!keep(i)) {
         if (nodes_[i].succeeds >= 0)

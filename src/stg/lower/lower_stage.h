@@ -34,6 +34,12 @@ struct LowerOptions {
   // the bytes it moves, inputs read plus output written, which is what a
   // roofline model divides by memory bandwidth (--framework megatron).
   bool tensor_size_moved = false;
+  // v0.0.4: `comm_priority` (0) on every communication node and `is_cpu_op`
+  // as the schema's bool_val, as Chakra's ETFeeder reads them (it leaves an
+  // absent comm_priority uninitialised). Off: the reference's bytes
+  // (is_cpu_op as int32_val, no comm_priority); ASTRA-sim's results are the
+  // same either way.
+  bool feeder_attributes = false;
   // The run's pipeline schedule (kNone: order left to the simulator, as
   // the reference does) and node order. lower_stage itself lowers in
   // reference order without ctrl_deps; lower::FlatStage applies these.

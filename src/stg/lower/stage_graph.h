@@ -152,6 +152,9 @@ struct LoweredNode {
 
 struct StageGraph {
   int stage = 0;
+  // The v0.0.4 attributes Chakra's ETFeeder reads besides the reference's
+  // (lower::LowerOptions::feeder_attributes).
+  bool feeder_attributes = false;
   std::vector<LoweredNode> nodes;  // file order; ids are unique in the stage
 };
 

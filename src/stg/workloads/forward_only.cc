@@ -15,6 +15,7 @@ lower::FlatSchedule ForwardOnly::schedule(const lower::LowerOptions& lo) const {
 
 void ForwardOnly::adjust_lowering(lower::LowerOptions& lo) const {
   lo.tensor_size_moved = true;
+  lo.feeder_attributes = true;  // no reference to keep parity with
   lo.order = lower::NodeOrder::kReference;
 }
 

@@ -56,14 +56,19 @@ Graph attention_kernel(const KernelDims& k, const MegatronParts& megatron) {
   custom(g, "dq", "dqkv", bwd_ops, out, q);
   flops(g, v_matmul + qk_matmul);
   g.grad_of("q");
-  // With grouped-query attention: gradients for all query heads, then
-  // summed down to the KV heads.
-  const std::string dk = k.grouped ? "dk1" : "dk", dv = k.grouped ? "dv1" : "dv";
-  custom(g, dk, "dqkv", bwd_ops, out, dk_full, per_cp);
+  // With grouped-query attention: the reference's kernel gives gradients
+  // for all query heads, then sums them down to the KV heads (after the
+  // reduce-scatter over cp); with kv_head_gradients the kernel sums them
+  // itself, and the reduce-scatter moves the KV heads' gradients.
+  const bool summed_after = k.grouped && !megatron.kv_head_gradients;
+  const std::string dk = summed_after ? "dk1" : "dk", dv = summed_after ? "dv1" : "dv";
+  custom(g, dk, "dqkv", bwd_ops, out, summed_after ? dk_full : k_full, per_cp);
   flops(g, qk_matmul);
-  custom(g, dv, "dqkv", bwd_ops, out, dv_full, per_cp);
+  if (k.grouped && !summed_after) g.grad_of("k");
+  custom(g, dv, "dqkv", bwd_ops, out, summed_after ? dv_full : v_full, per_cp);
   flops(g, v_matmul);
-  if (k.grouped) {
+  if (k.grouped && !summed_after) g.grad_of("v");
+  if (summed_after) {
     slice(g, "dk", "dk1", 3, k.kv_heads_tp, q);
     g.grad_of("k");
     slice(g, "dv", "dv1", 3, k.kv_heads_tp, out);
@@ -186,7 +191,8 @@ Graph attention(const Layout& l, const BlockSpec& spec, const MegatronParts& meg
   if (kv.phase == ServingPhase::kDecode) {
     add_cache_write(g, kv, cache, k, "v", written, 2);
     const graph::Shape heads = {d.batch_dp, d.seq_cp, hd, d.heads_tp};
-    add_decode_attention(g, cache, d.heads_tp, q, heads, heads);
+    add_decode_attention(g, cache, d.heads_tp, {{q, heads}}, heads);
+    g.link("attn_kernel.qkv", "attn");
     return g;
   }
   g.append(cp_attention_kernel({hd, hd, kv_heads, gqa}, megatron, cp), "attn_kernel.", {}, {});

@@ -23,7 +23,7 @@ const char* write_name(const KvCache& kv) {
 }  // namespace
 
 void add_cache_write(Graph& g, const KvCache& kv, const CacheLayout& layout, const std::string& x1,
-                     const std::string& x2, const Shape& shape, int axis) {
+                     const std::string& x2, const Shape& shape, int axis, const Shape* x2_shape) {
   using namespace typed;
   // Each context-parallel rank holds 1/cp of every sequence's tokens.
   const int cache = input(g, "kv_cache", cache_shape(dims().cache_tokens / dims().cp, layout));
@@ -32,35 +32,36 @@ void add_cache_write(Graph& g, const KvCache& kv, const CacheLayout& layout, con
   c.element_bytes = kv.element_bytes;
   const Shape one = {expr::Expr::constant(1)};
   // A copy of every element written (a concatenation of K and V).
-  const int write =
-      x2.empty() ? elementwise(g, write_name(kv), x1, 1, shape)
-                 : op(g, write_name(kv), graph::Op::kConcat, x1, x2, shape, &shape, one, one);
+  const int write = x2.empty() ? elementwise(g, write_name(kv), x1, 1, shape)
+                               : op(g, write_name(kv), graph::Op::kConcat, x1, x2, shape,
+                                    x2_shape ? x2_shape : &shape, one, one);
   graph::Tensor& w = g.mutable_tensor(write);
   w.axis = axis;
   w.element_bytes = kv.element_bytes;
 }
 
-void add_decode_attention(Graph& g, const CacheLayout& layout, const expr::Expr& heads,
-                          const std::string& q, const Shape& q_shape, const Shape& out) {
+int add_decode_attention(Graph& g, const CacheLayout& layout, const expr::Expr& heads,
+                         const std::vector<DecodeQuery>& queries, const Shape& out) {
   using namespace typed;
   const Dims& d = dims();
   // The step's queries of every cp rank (all-gathered over cp) against the
-  // Ctx/cp cached tokens of this rank; the outputs are partial sums over cp
-  // (reduce-scattered back to each rank's queries). The absorbed
-  // projections (extra_macs) run on the rank's own queries.
+  // Ctx/cp cached tokens of this rank; the outputs are partial sums over cp.
   auto gathered = [&](Shape s) {
     s[1] = d.seq;
     return s;
   };
-  identity(g, "attn_kernel.q_all", q, gathered(q_shape));
+  std::vector<int> deps;
+  for (size_t i = 0; i < queries.size(); ++i)
+    deps.push_back(identity(g, "attn_kernel.q_all" + (i == 0 ? "" : std::to_string(i)),
+                            queries[i].name, gathered(queries[i].shape)));
   const expr::Expr macs =
-      d.batch_dp * d.seq * heads * (d.context / d.cp) * (layout.score_width + layout.value_width) +
-      d.batch_dp * d.seq_cp * layout.extra_macs;
+      d.batch_dp * d.seq * heads * (d.context / d.cp) * (layout.score_width + layout.value_width);
   const int qkv = custom(g, "attn_kernel.qkv", "kv_cache", macs,
                          cache_shape(d.context / d.cp, layout), gathered(out), {c(1) / d.cp});
   flops(g, macs * c(2));
-  g.mutable_tensor(qkv).extra_deps = {g.at("attn_kernel.q_all"), g.at("kv_append")};
-  g.link("attn_kernel.qkv", "attn");
+  deps.push_back(g.at("kv_append"));
+  g.mutable_tensor(qkv).extra_deps = deps;
+  return qkv;
 }
 
 }  // namespace stg::models

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "stg/graph/graph.h"
 
@@ -24,28 +25,33 @@ struct KvCache {
 // What one token leaves in the cache of a sequence on a rank (`token`: its
 // dims after [batch, tokens]) and how a decode step's attention reads it:
 // per query head, Q.K^T over `score_width` and P.V over `value_width` of
-// each cached token; `extra_macs` per query token besides (multi-head
-// latent attention's absorbed projections).
+// each cached token.
 struct CacheLayout {
   graph::Shape token;
   expr::Expr score_width, value_width;
-  expr::Expr extra_macs = expr::Expr::constant(0);
 };
 
 // Adds the cache and the op that writes the token's keys and values into
-// it: the concatenation of x1 and x2 along `axis` of their view `shape`, or
-// a copy of x1 when x2 is empty.
+// it: the concatenation of x1 and x2 along `axis` of their views `shape`
+// and `x2_shape` (null: `shape`), or a copy of x1 when x2 is empty.
 void add_cache_write(graph::Graph& g, const KvCache& kv, const CacheLayout& layout,
                      const std::string& x1, const std::string& x2, const graph::Shape& shape,
-                     int axis);
+                     int axis, const graph::Shape* x2_shape = nullptr);
+
+// A query of the decode step's attention and its view [batch, tokens, ...].
+struct DecodeQuery {
+  std::string name;
+  graph::Shape shape;
+};
 
 // The decode step's attention "attn_kernel.qkv": `heads` query heads of the
-// step's tokens over the cache, waiting for the queries `q` (of `q_shape`)
-// and the append; its output, of `out` shape, is linked to "attn". Under
-// context parallelism each rank holds 1/cp of the cache: the queries are
-// all-gathered over cp and the outputs reduce-scattered.
-void add_decode_attention(graph::Graph& g, const CacheLayout& layout, const expr::Expr& heads,
-                          const std::string& q, const graph::Shape& q_shape,
-                          const graph::Shape& out);
+// step's tokens over the cache, waiting for the queries and the append; its
+// output is of `out` shape, over the step's tokens of every cp rank
+// (returned: the caller links or reads it). Under context parallelism each
+// rank holds 1/cp of the cache: the queries are all-gathered over cp
+// ("attn_kernel.q_all", then q_all1, ...) and the outputs are partial sums,
+// reduce-scattered where a reader takes its own tokens.
+int add_decode_attention(graph::Graph& g, const CacheLayout& layout, const expr::Expr& heads,
+                         const std::vector<DecodeQuery>& queries, const graph::Shape& out);
 
 }  // namespace stg::models

@@ -24,6 +24,13 @@ struct MegatronParts {
   bool tied_stages_apart = false;
   // Attention charged for the causal half of the score matrix.
   bool causal_saving = false;
+  // Grouped-query attention: the attention kernel gives dK and dV per KV
+  // head (the query heads of a group summed inside it, as flash attention
+  // and TransformerEngine's context-parallel attention do), so the
+  // all-gather algorithm reduce-scatters the KV heads' gradients over cp.
+  // Off (the reference's kernel): gradients of every query head, summed
+  // down to the KV heads after the reduce-scatter.
+  bool kv_head_gradients = false;
   // Weight gradients stay partial sums over the micro-batches and are reduced
   // once per step (ZeRO 0-2); otherwise per micro-batch (ZeRO 3).
   bool reduce_per_step = false;

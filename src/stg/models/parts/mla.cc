@@ -42,7 +42,10 @@ int concat(Graph& g, const std::string& name, const std::string& x1, const std::
   return i;
 }
 
-Graph projections(const Layout& l) {
+// `expand_kv`: the latent is expanded to per-head keys and values (the
+// training graph and the prefill); a decode step's absorbed attention reads
+// the latent itself and never makes them.
+Graph projections(const Layout& l, bool expand_kv) {
   const MlaShapes s;
   Graph g;
   input(g, "x", l.shape);
@@ -59,12 +62,14 @@ Graph projections(const Layout& l) {
   slice(g, "kv_latent", "kv_latent_rope", 2, s.d.kv_lora_rank, s.kv_latent_rope);
   slice(g, "k_rope_shared", "kv_latent_rope", 2, s.d.qk_rope_dim, s.kv_latent_rope);
   elementwise(g, "kv_latent_normed", "kv_latent", kRmsNormOps, s.kv_latent);
-  einsum(g, "kv", "kv_latent_normed", "wkv_b", "bsr,rnh->bsnh", s.kv_latent, s.wkv_b);
-  slice(g, "k_nope", "kv", 2, s.d.qk_nope_dim, s.kv);
-  slice(g, "v", "kv", 2, s.d.v_head_dim, s.kv);
-  reshape(g, "k_rope1", "k_rope_shared", s.rope, s.rope1);
-  broadcast(g, "k_rope", "k_rope1", 3, s.d.heads_tp, s.rope1);
-  concat(g, "k", "k_nope", "k_rope", 2, s.nope, s.rope_heads);
+  if (expand_kv) {
+    einsum(g, "kv", "kv_latent_normed", "wkv_b", "bsr,rnh->bsnh", s.kv_latent, s.wkv_b);
+    slice(g, "k_nope", "kv", 2, s.d.qk_nope_dim, s.kv);
+    slice(g, "v", "kv", 2, s.d.v_head_dim, s.kv);
+    reshape(g, "k_rope1", "k_rope_shared", s.rope, s.rope1);
+    broadcast(g, "k_rope", "k_rope1", 3, s.d.heads_tp, s.rope1);
+    concat(g, "k", "k_nope", "k_rope", 2, s.nope, s.rope_heads);
+  }
   input(g, "attn", s.v);
   weight(g, "wo", s.wo);
   einsum(g, "o1", "attn", "wo", "bsmh,mhn->bsn", s.v, s.wo);
@@ -75,22 +80,31 @@ Graph projections(const Layout& l) {
   einsum(g, "dattn", "do1", "wo", "bsn,mhn->bsmh", l.full, s.wo);
   einsum(g, "dwo", "do1", "attn", "bsn,bsmh->mhn", l.full, s.v, "wo");
   input(g, "dq", s.q, "q");
-  input(g, "dk", s.q, "k");
-  input(g, "dv", s.v, "v");
-  // The keys' gradient: its own part, and the shared rotary key's, summed
-  // over the heads (a partial sum over tp).
-  slice(g, "dk_nope", "dk", 2, s.d.qk_nope_dim, s.q);
-  g.grad_of("k_nope");
-  slice(g, "dk_rope", "dk", 2, s.d.qk_rope_dim, s.q);
-  g.grad_of("k_rope");
-  custom(g, "dk_rope_shared", "dk_rope", expr::product(s.rope_heads), s.rope_heads, s.rope,
-         {s.d.heads_tp});
-  g.grad_of("k_rope_shared");
-  concat(g, "dkv", "dk_nope", "dv", 2, s.nope, s.v);
-  g.grad_of("kv");
-  einsum(g, "dwkv_b", "dkv", "kv_latent_normed", "bsnh,bsr->rnh", s.kv, s.kv_latent, "wkv_b");
-  einsum(g, "dkv_latent_normed", "dkv", "wkv_b", "bsnh,rnh->bsr", s.kv, s.wkv_b,
-         "kv_latent_normed");
+  if (expand_kv) {
+    input(g, "dk", s.q, "k");
+    input(g, "dv", s.v, "v");
+    // The keys' gradient: its own part, and the shared rotary key's, summed
+    // over the heads (a partial sum over tp).
+    slice(g, "dk_nope", "dk", 2, s.d.qk_nope_dim, s.q);
+    g.grad_of("k_nope");
+    slice(g, "dk_rope", "dk", 2, s.d.qk_rope_dim, s.q);
+    g.grad_of("k_rope");
+    custom(g, "dk_rope_shared", "dk_rope", expr::product(s.rope_heads), s.rope_heads, s.rope,
+           {s.d.heads_tp});
+    g.grad_of("k_rope_shared");
+    concat(g, "dkv", "dk_nope", "dv", 2, s.nope, s.v);
+    g.grad_of("kv");
+    einsum(g, "dwkv_b", "dkv", "kv_latent_normed", "bsnh,bsr->rnh", s.kv, s.kv_latent, "wkv_b");
+    einsum(g, "dkv_latent_normed", "dkv", "wkv_b", "bsnh,rnh->bsr", s.kv, s.wkv_b,
+           "kv_latent_normed");
+  } else {
+    // A decode step: no backward is ever written (models/forward_graph.h
+    // drops it), and no keys or values were made; the gradients of what was
+    // are placeholders that keep the block's interface whole.
+    input(g, "dwkv_b", s.wkv_b, "wkv_b");
+    input(g, "dkv_latent_normed", s.kv_latent, "kv_latent_normed");
+    input(g, "dk_rope_shared", s.rope, "k_rope_shared");
+  }
   elementwise(g, "dkv_latent", "dkv_latent_normed", kRmsNormOps, s.kv_latent, "kv_latent");
   concat(g, "dkv_latent_rope", "dkv_latent", "dk_rope_shared", 2, s.kv_latent, s.rope);
   g.grad_of("kv_latent_rope");
@@ -107,6 +121,28 @@ Graph projections(const Layout& l) {
   return g;
 }
 
+// A decode step's absorbed attention (DeepSeek-V2 §2.1.2): each head's
+// q_nope is taken into the latent by W_UK (wkv_b's key part, read as that
+// view of the weight), the kernel attends with it and the rotary query over
+// the cached latents and rotary keys (Q.K^T over KvLoraRank + QkRopeDim,
+// P.V over KvLoraRank), and its latent output is taken to each head's value
+// by W_UV (wkv_b's value part). The two products run on the rank's own
+// queries, so under context parallelism the absorbed queries are gathered
+// and the latent outputs reduce-scattered.
+void absorbed_decode_attention(Graph& g, const CacheLayout& cache) {
+  const MlaShapes s;
+  const Dims& d = s.d;
+  const Shape q_nope = {d.batch_dp, d.seq_cp, d.qk_nope_dim, d.heads_tp};
+  const Shape q_rope = {d.batch_dp, d.seq_cp, d.qk_rope_dim, d.heads_tp};
+  const Shape w_uk = {d.kv_lora_rank, d.qk_nope_dim, d.heads_tp};
+  const Shape w_uv = {d.kv_lora_rank, d.v_head_dim, d.heads_tp};
+  const Shape latent = {d.batch_dp, d.seq_cp, d.kv_lora_rank, d.heads_tp};
+  einsum(g, "q_absorbed", "q", "wkv_b", "bsnh,rnh->bsrh", q_nope, w_uk);
+  add_decode_attention(g, cache, d.heads_tp, {{"q_absorbed", latent}, {"q", q_rope}}, latent);
+  einsum(g, "attn_absorbed", "attn_kernel.qkv", "wkv_b", "bsrh,rvh->bsvh", latent, w_uv);
+  g.link("attn_absorbed", "attn");
+}
+
 }  // namespace
 
 Graph latent_attention(const Layout& l, const MegatronParts& megatron, const ContextParallel& cp,
@@ -114,18 +150,12 @@ Graph latent_attention(const Layout& l, const MegatronParts& megatron, const Con
   const Dims& d = dims();
   const MlaShapes s;
   Graph g;
-  g.append(projections(l), "", {}, {});
-  // Serving: the latent and the rotary key of each token. A decode step's
-  // query is absorbed into the latent (q_nope by W_UK, per head) and its
-  // output out of it (by W_UV): KvLoraRank x (QkNope + VHead) more
-  // multiply-accumulates per query head.
-  const CacheLayout cache{{s.kv_a},
-                          s.kv_a,
-                          d.kv_lora_rank,
-                          d.heads_tp * d.kv_lora_rank * (d.qk_nope_dim + d.v_head_dim)};
+  g.append(projections(l, kv.phase != ServingPhase::kDecode), "", {}, {});
+  // Serving: each token caches its normed latent and its rotary key.
+  const CacheLayout cache{{s.kv_a}, s.kv_a, d.kv_lora_rank};
   if (kv.phase == ServingPhase::kDecode) {
-    add_cache_write(g, kv, cache, "kv_latent_rope", "", s.kv_latent_rope, 2);
-    add_decode_attention(g, cache, d.heads_tp, "q", s.q, s.v);
+    add_cache_write(g, kv, cache, "kv_latent_normed", "k_rope_shared", s.kv_latent, 2, &s.rope);
+    absorbed_decode_attention(g, cache);
     return g;
   }
   g.append(cp_attention_kernel({d.qk_nope_dim + d.qk_rope_dim, d.v_head_dim, d.heads_tp, false},
@@ -133,7 +163,7 @@ Graph latent_attention(const Layout& l, const MegatronParts& megatron, const Con
            "attn_kernel.", {}, {});
   link_kernel(g, "attn_kernel.", {"q", "k", "v"}, {"dq", "dk", "dv"}, megatron);
   if (kv.phase == ServingPhase::kPrefill)
-    add_cache_write(g, kv, cache, "kv_latent_rope", "", s.kv_latent_rope, 2);
+    add_cache_write(g, kv, cache, "kv_latent_normed", "k_rope_shared", s.kv_latent, 2, &s.rope);
   return g;
 }
 

@@ -41,7 +41,9 @@ std::string numbered(const std::string& name, int j) { return name + std::to_str
 Graph ring_attention_kernel(const KernelDims& k, const MegatronParts& megatron, int cp) {
   using namespace typed;
   const Dims& d = dims();
-  const bool gqa = k.grouped;
+  // Gradients of all query heads, summed down to the KV heads at the end
+  // (the reference's), or per KV head from the kernel (kv_head_gradients).
+  const bool gqa = k.grouped && !megatron.kv_head_gradients;
   const graph::Shape heads = {d.batch_dp, d.seq_cp, k.qk_dim, d.heads_tp};
   const graph::Shape o_shape = {d.batch_dp, d.seq_cp, k.v_dim, d.heads_tp};
   const graph::Shape kk = {d.batch_dp, d.seq_cp, k.qk_dim, k.kv_heads_tp};
@@ -99,7 +101,8 @@ Graph ring_attention_kernel(const KernelDims& k, const MegatronParts& megatron, 
       if (j == 0) {
         // The own chunk's gradient, kept until the accumulator comes home
         // (for all query heads under grouped-query attention, summed down
-        // to the KV heads at the end as the all-gather kernel does).
+        // to the KV heads at the end as the reference's all-gather kernel
+        // does, unless the kernel gives KV heads).
         t = custom(g, "d" + x + "_own", "dqkv", bwd_ops, o_shape, gqa ? all_heads(x) : shape_of(x));
       } else {
         // The accumulator of the chunk held: started here at step 1, else

@@ -17,7 +17,9 @@ using graph::Graph;
 Graph ulysses_attention_kernel(const KernelDims& k, const MegatronParts& megatron) {
   using namespace typed;
   const Dims& d = dims();
-  const bool gqa = k.grouped;
+  // Gradients of all query heads, then summed down to the KV heads (the
+  // reference's), or per KV head from the kernel (kv_head_gradients).
+  const bool gqa = k.grouped && !megatron.kv_head_gradients;
   // Sequence split, as the projections see it.
   const graph::Shape q = {d.batch_dp, d.seq_cp, k.qk_dim, d.heads_tp};
   const graph::Shape o = {d.batch_dp, d.seq_cp, k.v_dim, d.heads_tp};
@@ -57,8 +59,6 @@ Graph ulysses_attention_kernel(const KernelDims& k, const MegatronParts& megatro
   flops(g, v_matmul + qk_matmul);
   identity(g, "dq", "dq_h", q);
   g.grad_of("q");
-  // With grouped-query attention: gradients for all query heads, then
-  // summed down to the KV heads (as the all-gather kernel does).
   for (const std::string x : {"k", "v"}) {
     const bool is_k = x == "k";
     const graph::Shape& all = is_k ? q_h : o_h;
