@@ -330,6 +330,27 @@ TEST(FlatStage, EachRunOfTheMicroBatchIsWrittenPerMicroBatchInPlace) {
   EXPECT_EQ(deps, (std::vector<uint64_t>{1}));
 }
 
+// As a stage that holds only Megatron-LM's embedding leaves it (issue 30
+// point 6): a micro-batch node, the gradient sum and update written once,
+// then a second run of the micro-batch (its SEND). In issue order every copy
+// has an id of its own, 0 .. n-1.
+TEST(FlatStage, IssueOrderGivesEveryCopyItsOwnId) {
+  StageGraph one;
+  one.nodes = {comp(0, 0), comp(1, -1, {0}), comp(2, -1, {1}), comp(3, 0)};
+  for (const lower::NodeOrder order : {lower::NodeOrder::kReference, lower::NodeOrder::kIssue}) {
+    const lower::FlatStage f(one, lower::RecvTags{{{0, 0, 0, 0}}}, 3, {}, order);
+    ASSERT_EQ(f.num_nodes(), 3u + 1 + 1 + 3);
+    std::set<uint64_t> ids;
+    for (uint32_t node = 0; node < 4; ++node)
+      for (int mb = 0; mb < (f.repeated(node) ? 3 : 1); ++mb) {
+        const uint64_t id = f.id(node, mb);
+        EXPECT_LT(id, f.num_nodes());
+        EXPECT_TRUE(ids.insert(id).second) << "node " << node << " micro-batch " << mb;
+      }
+    EXPECT_EQ(ids.size(), f.num_nodes());
+  }
+}
+
 TEST(FlatStage, RefusesAMicroBatchNodeReadingASum) {
   StageGraph one;
   one.nodes = {comp(0, 0), comp(1, -1, {0}), comp(2, 0, {1})};

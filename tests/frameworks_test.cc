@@ -133,6 +133,7 @@ class Bucketed : public Framework {
                            const models::Workload& w) const override {
     ref().add_gradient_passes(pm, o, w);
   }
+  bool checkpointed_recompute() const override { return ref().checkpointed_recompute(); }
   void add_issue_passes(passes::PassManager& pm, const Options& o,
                         const models::Workload& w) const override {
     ref().add_issue_passes(pm, o, w);

@@ -269,19 +269,67 @@ TEST(MakespanByStage, EqualsTheRunOfAllRanks) {
   }
 }
 
-// A SEND whose peer is not run: an error, not a wrong figure.
-TEST(MakespanByStage, RefusesAPeerOutsideTheRanksRun) {
+// A SEND whose peer is not the first rank of its stage: the peer is run
+// too, and the figures are the all-rank run's (issue 30 point 4).
+TEST(MakespanByStage, RunsThePeersOfItsSendsAndReceives) {
   TraceSet t;
   t.write_comm_groups(R"({"1": [0, 1, 2, 3]})");
-  // Two stages of two ranks: rank 0 sends to rank 3 (not the first of stage 1).
-  t.write_rank(0, {p2p_node(true, {1, {}, {}, "_SEND"}, 3, 5, 1000)});
+  // Two stages of two ranks: rank 0 sends to rank 3 (not the first of stage
+  // 1), which then computes 3000 ns: 1000 + 1000 (the message) + 3000.
+  t.write_rank(0, {comp(1, {}, 1000), p2p_node(true, {2, {1}, {}, "_SEND"}, 3, 5, 100000)});
   t.write_rank(1, {comp(1, {}, 10)});
   t.write_rank(2, {comp(1, {}, 10)});
-  t.write_rank(3, {p2p_node(false, {1, {}, {}, "_RECV"}, 0, 5, 1000)});
+  t.write_rank(3, {p2p_node(false, {1, {}, {}, "_RECV"}, 0, 5, 100000), comp(2, {1}, 3000)});
   const MakespanResult r = makespan_by_stage(t.dir(), "", 2, unit_hardware(), 1);
-  EXPECT_FALSE(r.completed);
-  EXPECT_NE(r.error.find("rank 3"), std::string::npos) << r.error;
+  ASSERT_TRUE(r.completed) << r.error;
+  EXPECT_EQ(r.ranks, (std::vector<int64_t>{0, 2}));
+  EXPECT_EQ(r.ranks_run, 3);
+  EXPECT_NEAR(r.makespan_ns, 5000, 3);
+  EXPECT_NEAR(r.idle_ns[1], 5000 - 10, 3);  // stage 1's first rank
+  EXPECT_NE(makespan_by_stage_summary(r).find("(3 ranks run)"), std::string::npos);
   EXPECT_NE(makespan_by_stage(t.dir(), "", 3, unit_hardware(), 1).error, "");  // 4 ranks, 3 stages
+}
+
+// Context parallelism over dp 2, cp 2, pp 2 (training and serving, each
+// --cp_algo): ring attention's SENDs and RECVs go to the other cp rank of
+// the stage, whose own pipeline peers are not the stages' first ranks. The
+// per-stage run equals the run of all ranks (stg validate --replay).
+TEST(MakespanByStage, ContextParallelRingsEqualTheRunOfAllRanks) {
+  for (const bool serving : {false, true})
+    for (const CpAlgo algo : {CpAlgo::kRing, CpAlgo::kUlysses, CpAlgo::kAllGather}) {
+      SCOPED_TRACE(std::string(serving ? "serving " : "training ") +
+                   std::to_string(static_cast<int>(algo)));
+      stg_test::TempDir tmp;
+      const std::string dir = tmp.sub("out");
+      Options o =
+          small_run(dir, "llama", serving ? lower::Schedule::kNone : lower::Schedule::k1F1B);
+      o.framework = "megatron";
+      o.degree["tp"] = 1;
+      o.degree["sp"] = 2;
+      o.degree["pp"] = 2;
+      o.num_stacks = 2;
+      o.cp_algo = algo;
+      if (serving) {
+        Serving s;
+        s.requests = 8;
+        s.prompt_len = 256;
+        s.decode_steps = 2;
+        o.serving = s;
+        o.micro_batch = 4;  // 2 requests per replica and micro-batch, split over cp
+      }
+      ASSERT_EQ(generate(o).stages, 2);
+      MakespanOptions hw;
+      hw.link_gbps = 50;
+      const MakespanResult all = makespan_dir(dir, "", hw, 2);
+      const MakespanResult by_stage = makespan_by_stage(dir, "", 2, hw, 2);
+      ASSERT_TRUE(all.completed) << all.error;
+      ASSERT_TRUE(by_stage.completed) << by_stage.error;
+      EXPECT_EQ(by_stage.ranks, (std::vector<int64_t>{0, 4}));
+      // Ring: the cp peer of each stage's first rank is run too.
+      EXPECT_EQ(by_stage.ranks_run, algo == CpAlgo::kRing ? 4 : 2);
+      EXPECT_EQ(by_stage.makespan_ns, all.makespan_ns);
+      for (int s = 0; s < 2; ++s) EXPECT_EQ(by_stage.idle_ns[s], all.idle_ns[4 * s]) << s;
+    }
 }
 
 // The generator prints the per-stage figures only when asked, and refuses

@@ -658,6 +658,49 @@ std::vector<Config> build_matrix() {
     }
   }
 
+  // H2. The ends on stages of their own under every schedule that accepts
+  // more stages than blocks, both frameworks (issue 30 point 6: Megatron-LM's
+  // issue order numbered such a stage's micro-batch copies with one id).
+  // One block at pp 3 (embedding, block, output layer), or two at pp 4.
+  for (const bool megatron : {false, true})
+    for (const std::string schedule : {"none", "gpipe", "1f1b", "interleaved", "zb-h1", "dualpipe"})
+      for (const std::string model : {"gpt", "moe"}) {
+        Config c;
+        c.model = model;
+        c.megatron = megatron;
+        c.stacks = schedule == "dualpipe" || model == "moe" ? 2 : 1;
+        c.pp = c.stacks + 2;
+        if (model == "moe") c.ep = 2;
+        c.micro_batches = schedule == "dualpipe" ? 2 * c.pp : c.pp;
+        c.schedule = schedule;
+        const int i = index++;
+        c.schema = kSchemas[i % 3];
+        c.zero = i % 4;
+        c.recompute = i % 3 == 1;
+        push(c);
+      }
+  {
+    Config c;  // a small DeepSeek: 2 blocks at pp 4
+    c.model = "deepseek";
+    c.megatron = true;
+    c.stacks = 2;
+    c.pp = 4;
+    c.micro_batches = 4;
+    c.schedule = "1f1b";
+    push(c);
+  }
+  {
+    Config c;  // a Mixtral HF config: 1 block at pp 3
+    c.hf = "mixtral_8x7b.json";
+    c.model = "moe";
+    c.megatron = true;
+    c.stacks = 1;
+    c.pp = 3;
+    c.micro_batches = 3;
+    c.schedule = "interleaved";
+    push(c);
+  }
+
   // I. Module spreadsheets over dp/tp/sp with every ZeRO stage.
   const std::vector<std::array<int, 3>> csv_degrees = {{1, 1, 1}, {2, 1, 1}, {1, 2, 1}, {1, 1, 2},
                                                        {2, 2, 2}, {3, 1, 1}, {1, 3, 1}, {1, 1, 3},
@@ -1212,6 +1255,9 @@ class Summary : public ::testing::Test {
       if (!c.preset.empty()) seen["preset"].insert(c.preset);
       if (c.mtp_depth > 0 && c.pp > 1) seen["mtp"].insert(c.megatron ? "megatron" : "reference");
       if (!c.hf.empty()) seen["hf"].insert(c.hf);
+      const int chunks = c.schedule == "dualpipev" ? 2 : c.vstages;
+      if (c.model != "csv" && c.pp * chunks > c.stacks)
+        seen[std::string("own_ends.") + (c.megatron ? "megatron" : "reference")].insert(c.schedule);
       binary += c.binary;
     }
     const std::set<std::string> one_to_eight = {"1", "2", "3", "4", "5", "6", "7", "8"};
@@ -1243,6 +1289,13 @@ class Summary : public ::testing::Test {
     EXPECT_EQ(seen["preset"].size(), 7u);  // 3 + the 2025-26 families' 4
     EXPECT_EQ(seen["mtp"], (std::set<std::string>{"reference", "megatron"}));
     EXPECT_EQ(seen["hf"].size(), 5u);
+    // More stages than blocks (the ends on stages of their own) under every
+    // schedule that accepts it (DualPipeV needs a block per virtual stage).
+    for (const std::string framework : {"reference", "megatron"})
+      EXPECT_EQ(
+          seen["own_ends." + framework],
+          (std::set<std::string>{"none", "gpipe", "1f1b", "interleaved", "zb-h1", "dualpipe"}))
+          << framework;
     EXPECT_GE(binary, 5);
     int serving = 0;
     for (const Config& c : m) serving += c.serving();

@@ -68,6 +68,10 @@ class Framework {
   // weights updated: the passes after recomputation, before assign-stages.
   virtual void add_gradient_passes(passes::PassManager& pm, const Options& o,
                                    const models::Workload& w) const = 0;
+  // Whether recomputation runs as activation checkpointing does (a region
+  // re-run when the backward reaches it, its backward after the whole
+  // region; passes/recompute.h), else as the reference orders it.
+  virtual bool checkpointed_recompute() const = 0;
   // When the communication is issued: the passes after insert-collectives
   // (dependencies that hold a collective back until the framework issues it).
   virtual void add_issue_passes(passes::PassManager& pm, const Options& o,

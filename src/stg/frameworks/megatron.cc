@@ -131,6 +131,9 @@ class Megatron : public Framework {
     pm.emplace<passes::SetGradientPrecision>(
         static_cast<int>(dtype_bytes(o.grad_dtype.value_or(DType::kFp32))));
   }
+  // Megatron-LM's CheckpointFunction: the region's forward again, then its
+  // backward.
+  bool checkpointed_recompute() const override { return true; }
   // With sequence parallelism a weight gradient's input is all-gathered in
   // the backward, once the output gradient is there (Megatron-LM's linear
   // layers), not as soon as the input is.

@@ -43,6 +43,8 @@ class Reference : public Framework {
                            const models::Workload& w) const override {
     pm.emplace<passes::AddWeightUpdates>(w.zero_stage, /*distributed_optimizer=*/false);
   }
+  // The recomputation waits for the block's entry gradient only.
+  bool checkpointed_recompute() const override { return false; }
   // Every collective is issued as soon as its input is ready.
   void add_issue_passes(passes::PassManager&, const Options&,
                         const models::Workload&) const override {}

@@ -343,9 +343,12 @@ void FlatStage::number_nodes() {
 }
 
 uint64_t FlatStage::id(uint32_t node, int mb, int step) const {
-  const uint32_t l = list_of_[node];
+  // The copy's place among its reference list's copies, from the node's own
+  // kind: after plan_issue, lists_ holds the issue order's lists (one per
+  // template node), not the reference lists that list_of_ and first_id_ index.
+  const size_t copy = per_step(node) ? static_cast<size_t>(mb) * steps_ + step : mb;
   const uint64_t reference =
-      repeated_[node] ? first_id_[l][copy_index(l, mb, step)] + place_of_[node] : once_id_[node];
+      repeated_[node] ? first_id_[list_of_[node]][copy] + place_of_[node] : once_id_[node];
   return issue_id_.empty() ? reference : issue_id_[reference];
 }
 

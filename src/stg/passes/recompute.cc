@@ -1,5 +1,6 @@
 #include "stg/passes/recompute.h"
 
+#include <algorithm>
 #include <map>
 #include <utility>
 #include <vector>
@@ -29,9 +30,65 @@ bool recomputable(const graph::Graph& g, int i) {
   return true;
 }
 
+// Activation checkpointing's order (recompute.h): per (block, micro-batch),
+// the region's first backward tensors (gradients of recomputed tensors that
+// no other such gradient precedes) and what they read of the backward (the
+// gradients of the region's outputs, where the recomputation starts).
+struct RegionBackward {
+  std::vector<int> first, gates;
+};
+
+std::map<BlockKey, RegionBackward> region_backward(const graph::Graph& g,
+                                                   const std::vector<bool>& redo) {
+  const int n = static_cast<int>(g.size());
+  std::vector<std::vector<int>> children(n);
+  auto inputs = [&](int i, auto&& f) {
+    for (int in : {g[i].x1, g[i].x2})
+      if (in >= 0) f(in);
+    for (int d : g[i].extra_deps) f(d);
+  };
+  for (int i = 0; i < n; ++i) inputs(i, [&](int in) { children[in].push_back(i); });
+  // The region's backward: gradients of recomputed tensors of the same block.
+  std::vector<bool> grad_of_region(n, false), below(n, false);
+  std::vector<int> work;
+  for (int i = 0; i < n; ++i) {
+    const Tensor& t = g[i];
+    if (in_block(t) && t.is_backward() && t.grad_of >= 0 && redo[t.grad_of] &&
+        key_of(g[t.grad_of]) == key_of(t)) {
+      grad_of_region[i] = true;
+      work.push_back(i);
+    }
+  }
+  // Tensors of the same block after one of them (not counting it).
+  auto same_block = [&](int a, int b) { return in_block(g[b]) && key_of(g[b]) == key_of(g[a]); };
+  std::vector<int> seeds = work;
+  work.clear();
+  for (int s : seeds)
+    for (int c : children[s])
+      if (same_block(s, c)) work.push_back(c);
+  while (!work.empty()) {
+    const int v = work.back();
+    work.pop_back();
+    if (below[v]) continue;
+    below[v] = true;
+    for (int c : children[v])
+      if (same_block(v, c)) work.push_back(c);
+  }
+  std::map<BlockKey, RegionBackward> out;
+  for (int i = 0; i < n; ++i) {
+    if (!grad_of_region[i] || below[i]) continue;
+    RegionBackward& r = out[key_of(g[i])];
+    r.first.push_back(i);
+    inputs(i, [&](int in) {
+      if (g[in].is_backward()) r.gates.push_back(in);
+    });
+  }
+  return out;
+}
+
 }  // namespace
 
-int add_recomputation(graph::Graph& g, bool selective) {
+int add_recomputation(graph::Graph& g, bool selective, bool checkpointed) {
   const int n = static_cast<int>(g.size());
   std::vector<bool> redo(n, false);
   for (int i = 0; i < n; ++i)
@@ -47,6 +104,15 @@ int add_recomputation(graph::Graph& g, bool selective) {
       if (in >= 0 && g[in].is_backward() && (!in_block(g[in]) || key_of(g[in]) != key_of(t)))
         entry[key_of(t)].push_back(i);
   }
+
+  // Checkpointed: the recomputation starts at the gradients of the region's
+  // outputs, and the region's backward waits for it (below).
+  std::map<BlockKey, RegionBackward> region;
+  if (checkpointed) region = region_backward(g, redo);
+  auto gates_of = [&](const BlockKey& key) -> const std::vector<int>& {
+    const auto it = region.find(key);
+    return it != region.end() && !it->second.gates.empty() ? it->second.gates : entry[key];
+  };
 
   std::vector<int> copy(n, -1);
   for (int i = 0; i < n; ++i) {
@@ -75,7 +141,7 @@ int add_recomputation(graph::Graph& g, bool selective) {
     remap(t.x2);
     for (int& d : t.extra_deps) remap(d);
     if (root) {
-      const auto& gates = entry[key_of(g[i])];
+      const auto& gates = gates_of(key_of(g[i]));
       t.extra_deps.insert(t.extra_deps.end(), gates.begin(), gates.end());
     }
   }
@@ -90,6 +156,50 @@ int add_recomputation(graph::Graph& g, bool selective) {
     redirect(t.x1);
     redirect(t.x2);
     for (int& d : t.extra_deps) redirect(d);
+  }
+  // Checkpointed: the region's first backward tensors wait for the whole
+  // recomputed region (its copies no other copy reads).
+  for (const auto& [key, r] : region) {
+    if (r.gates.empty()) continue;
+    std::vector<bool> read(g.size(), false);
+    std::vector<int> sinks;
+    for (int i = 0; i < n; ++i)
+      if (copy[i] >= 0 && key_of(g[i]) == key) {
+        const Tensor& c = g[copy[i]];
+        for (int in : {c.x1, c.x2})
+          if (in >= 0) read[in] = true;
+        for (int d : c.extra_deps) read[d] = true;
+      }
+    for (int i = 0; i < n; ++i)
+      if (copy[i] >= 0 && key_of(g[i]) == key && !read[copy[i]]) sinks.push_back(copy[i]);
+    for (int e : r.first) {
+      std::vector<int>& deps = g.mutable_tensor(e).extra_deps;
+      deps.insert(deps.end(), sinks.begin(), sinks.end());
+    }
+  }
+  // Checkpointed: the recomputed region is created where its backward
+  // starts (right before the first of its first backward tensors), so that
+  // it is issued with the backward it belongs to, not after all the work
+  // created before it (lower/node_order.h issues ready compute in creation
+  // order).
+  if (checkpointed && count > 0) {
+    std::vector<std::vector<int>> before(n);
+    std::vector<bool> moved(g.size(), false);
+    for (int i = 0; i < n; ++i) {
+      if (copy[i] < 0) continue;
+      const auto it = region.find(key_of(g[i]));
+      if (it == region.end() || it->second.gates.empty()) continue;
+      const int anchor = *std::min_element(it->second.first.begin(), it->second.first.end());
+      before[anchor].push_back(copy[i]);
+      moved[copy[i]] = true;
+    }
+    std::vector<int> order;
+    order.reserve(g.size());
+    for (int i = 0; i < static_cast<int>(g.size()); ++i) {
+      if (i < n) order.insert(order.end(), before[i].begin(), before[i].end());
+      if (!moved[i]) order.push_back(i);
+    }
+    g.permute(order);
   }
   return count;
 }

@@ -322,27 +322,60 @@ std::string listed(std::vector<double> values) {
          ", largest " + ns(values.back());
 }
 
-// The chosen ranks' traces read and run.
-MakespanResult run_ranks(const TraceSet& set, std::vector<int64_t> chosen,
-                         const MakespanOptions& options, int threads) {
-  MakespanResult out;
-  std::vector<std::string> paths(chosen.size());
-  for (const auto& [rank, path] : set.rank_files()) {
-    const auto it = std::lower_bound(chosen.begin(), chosen.end(), rank);
-    if (it != chosen.end() && *it == rank) paths[it - chosen.begin()] = path;
-  }
-  std::vector<RankGraph> ranks(chosen.size());
-  util::parallel_for(0, static_cast<int64_t>(chosen.size()), worker_threads(threads, chosen.size()),
-                     [&](int64_t k) {
-                       if (!paths[k].empty()) read_rank(paths[k], options, ranks[k]);
-                     });
-  for (size_t k = 0; k < ranks.size(); ++k)
-    if (!ranks[k].ok) {
-      out.error = ranks[k].error.empty() ? "rank " + std::to_string(chosen[k]) + " has no trace"
-                                         : ranks[k].error;
-      return out;
+// Reads the traces of `chosen` (ascending) into `ranks`; with
+// `add_peers`, also those of every rank a read rank sends to or receives
+// from, until no SEND or RECV has a peer outside them (a ring along a mesh
+// axis: its members and their pipeline peers). False with `error` for a
+// rank without a readable trace.
+bool read_ranks(const TraceSet& set, std::vector<int64_t>& chosen, std::vector<RankGraph>& ranks,
+                bool add_peers, const MakespanOptions& options, int threads, std::string& error) {
+  std::map<int64_t, std::string> paths;
+  for (const auto& [rank, path] : set.rank_files()) paths.emplace(rank, path);
+  std::map<int64_t, RankGraph> read;
+  std::vector<int64_t> next = chosen;
+  while (!next.empty()) {
+    std::vector<RankGraph> batch(next.size());
+    util::parallel_for(0, static_cast<int64_t>(next.size()), worker_threads(threads, next.size()),
+                       [&](int64_t k) {
+                         const auto it = paths.find(next[k]);
+                         if (it != paths.end()) read_rank(it->second, options, batch[k]);
+                       });
+    std::vector<int64_t> peers;
+    for (size_t k = 0; k < next.size(); ++k) {
+      if (!batch[k].ok) {
+        error = batch[k].error.empty() ? "rank " + std::to_string(next[k]) + " has no trace"
+                                       : batch[k].error;
+        return false;
+      }
+      if (add_peers)
+        for (size_t i = 0; i < batch[k].kind.size(); ++i)
+          if ((batch[k].kind[i] == kSend || batch[k].kind[i] == kRecv) &&
+              !read.count(batch[k].peer[i]) && paths.count(batch[k].peer[i]))
+            peers.push_back(batch[k].peer[i]);
+      read.emplace(next[k], std::move(batch[k]));
     }
-  if (!index_peers(ranks, chosen, out.error)) return out;
+    std::sort(peers.begin(), peers.end());
+    peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
+    next.clear();
+    for (int64_t p : peers)
+      if (!read.count(p)) next.push_back(p);
+  }
+  chosen.clear();
+  ranks.clear();
+  for (auto& [rank, graph] : read) {
+    chosen.push_back(rank);
+    ranks.push_back(std::move(graph));
+  }
+  return index_peers(ranks, chosen, error);
+}
+
+// The chosen ranks' traces read and run (with `add_peers`, and the ranks
+// their SENDs and RECVs reach).
+MakespanResult run_ranks(const TraceSet& set, std::vector<int64_t> chosen,
+                         const MakespanOptions& options, int threads, bool add_peers = false) {
+  MakespanResult out;
+  std::vector<RankGraph> ranks;
+  if (!read_ranks(set, chosen, ranks, add_peers, options, threads, out.error)) return out;
   return Run(ranks, std::move(chosen), set.comm_groups(), options.timeline).run();
 }
 
@@ -378,7 +411,23 @@ MakespanResult makespan_by_stage(const std::string& dir, const std::string& comm
   }
   std::vector<int64_t> first(static_cast<size_t>(stages));
   for (int64_t s = 0; s < stages; ++s) first[static_cast<size_t>(s)] = s * (n / stages);
-  return run_ranks(set, std::move(first), options, threads);
+  out = run_ranks(set, first, options, threads, /*add_peers=*/true);
+  if (!out.completed) return out;
+  // The figures of the stages' first ranks; the makespan is over every rank run.
+  out.ranks_run = static_cast<int64_t>(out.ranks.size());
+  std::vector<double> end, compute, idle;
+  for (int64_t rank : first) {
+    const size_t k = static_cast<size_t>(
+        std::lower_bound(out.ranks.begin(), out.ranks.end(), rank) - out.ranks.begin());
+    end.push_back(out.end_ns[k]);
+    compute.push_back(out.compute_ns[k]);
+    idle.push_back(out.idle_ns[k]);
+  }
+  out.ranks = std::move(first);
+  out.end_ns = std::move(end);
+  out.compute_ns = std::move(compute);
+  out.idle_ns = std::move(idle);
+  return out;
 }
 
 std::string makespan_summary(const MakespanResult& r) {
@@ -392,9 +441,13 @@ std::string makespan_summary(const MakespanResult& r) {
 
 std::string makespan_by_stage_summary(const MakespanResult& r) {
   if (!r.error.empty()) return "makespan: not measured: " + r.error + "\n";
-  std::string out = "makespan: " + ns(r.makespan_ns) +
-                    " ns over one rank per pipeline stage (compute at roofline, messages at "
-                    "--link_gbps)\n";
+  std::string out = "makespan: " + ns(r.makespan_ns) + " ns over one rank per pipeline stage";
+  if (r.ranks_run > static_cast<int64_t>(r.ranks.size())) {
+    out += " with the peers of its rings (";
+    out += std::to_string(r.ranks_run);
+    out += " ranks run)";
+  }
+  out += " (compute at roofline, messages at --link_gbps)\n";
   out += "compute idle per stage (ns)" + std::string(r.idle_ns.size() <= 32 ? ":" : "") +
          listed(r.idle_ns);
   if (!r.idle_ns.empty() && r.makespan_ns > 0) {

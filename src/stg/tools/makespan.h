@@ -43,6 +43,9 @@ struct MakespanResult {
   // compute stands idle within the step (makespan - compute).
   std::vector<int64_t> ranks;
   std::vector<double> end_ns, compute_ns, idle_ns;
+  // makespan_by_stage: how many ranks were run (the stages' first ranks and
+  // the ranks their SENDs and RECVs reach); `ranks` lists the first ranks.
+  int64_t ranks_run = 0;
   // With MakespanOptions::timeline: one event per node of every rank. A
   // compute node runs from its issue to its end; a send or collective from
   // its issue on the communication slot to its end; a receive from the
@@ -58,12 +61,15 @@ MakespanResult makespan_dir(const std::string& dir, const std::string& comm_grou
 // The same run over one rank per pipeline stage, the first of each (rank
 // s x N/stages), so that it stays fast on large runs: the ranks of a stage
 // run the same program, so a collective on a group within the stage (dp,
-// tp, cp, ep) completes when the stage's rank has issued it, and one on a
-// group across stages (Megatron's embedding group, DualPipe's pairs) when
-// the chosen ranks in it have. Every SEND and RECV of a chosen rank must
-// have a chosen peer (peers of a pipeline transfer differ in the stage
-// only), else `error`. With ranks of a stage alike, the figures are those of
-// makespan_dir for these ranks (tests/makespan_test.cc).
+// tp, cp, ep) completes when the ranks of it that are run have issued it,
+// and one on a group across stages (Megatron's embedding group, DualPipe's
+// pairs) likewise. The ranks a run rank sends to or receives from are run
+// too, until every SEND and RECV has its peer: pipeline peers are the other
+// stages' first ranks, and a ring along a mesh axis (ring attention over cp)
+// brings in the ring's members and their pipeline peers. The result's
+// per-rank figures are the stages' first ranks'; the makespan is over every
+// rank run. With ranks of a stage alike, the figures are those of
+// makespan_dir (tests/makespan_test.cc).
 MakespanResult makespan_by_stage(const std::string& dir, const std::string& comm_group_file,
                                  int64_t stages, const MakespanOptions& options, int threads = 0);
 

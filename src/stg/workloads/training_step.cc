@@ -12,7 +12,8 @@ void TrainingStep::add_graph_passes(passes::PassManager& pm, const Options& o,
                                     const models::Workload& w, bool as_template) const {
   add_micro_batches(pm, w, as_template, lower::replica_count(o.pipeline_schedule, w.micro_batches));
   if (o.recompute() != Recompute::kNone)
-    pm.emplace<passes::AddRecomputation>(o.recompute() == Recompute::kSelective);
+    pm.emplace<passes::AddRecomputation>(o.recompute() == Recompute::kSelective,
+                                         w.framework->checkpointed_recompute());
   w.framework->add_gradient_passes(pm, o, w);
 }
 
