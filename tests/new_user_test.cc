@@ -5,7 +5,9 @@
 // malformed comm-group file refused; the HF reader's strict types and a note
 // for every field it does not model.
 #include <filesystem>
+#include <iterator>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -209,6 +211,68 @@ TEST(NewUser, ValidateInputErrorsGoToStderr) {
   EXPECT_NE(r.err.find("workload.json"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("--comm_group"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("R2"), std::string::npos) << r.err;
+}
+
+// The step summary after a run: a line per stage with what its first rank
+// computes and sends (as `stg inspect` reads them back from the traces),
+// its memory (as --print_gpu_vram prints it) and when its step ends (the
+// longest is --print_makespan's makespan).
+TEST(NewUser, TheStepSummaryIsPrintedByDefault) {
+  TempDir tmp;
+  const std::vector<std::string> run = {
+      "--framework", "megatron", "--model_type", "gpt", "--dp",     "2",   "--tp",          "2",
+      "--pp",        "2",        "--num_stacks", "2",   "--dmodel", "256", "--dff",         "1024",
+      "--head",      "8",        "--seq",        "128", "--batch",  "8",   "--micro_batch", "2"};
+  std::vector<std::string> args = run;
+  args.insert(args.end(),
+              {"--print_gpu_vram", "1", "--print_makespan", "--output_dir", tmp.sub("o")});
+  const RunResult r = run_stg(args, tmp.path(), tmp.path());
+  ASSERT_EQ(r.status, 0) << r.err;
+  const size_t head = r.out.find("step per rank, by pipeline stage (FLOPs and bytes");
+  ASSERT_NE(head, std::string::npos) << r.out;
+  // The two stage lines: stage, ranks, TFLOP, GB per axis..., GiB, ms.
+  std::vector<std::vector<std::string>> rows;
+  size_t at = r.out.find('\n', r.out.find('\n', head) + 1) + 1;
+  for (int s = 0; s < 2; ++s) {
+    const size_t end = r.out.find('\n', at);
+    std::istringstream line(r.out.substr(at, end - at));
+    rows.emplace_back(std::istream_iterator<std::string>(line),
+                      std::istream_iterator<std::string>());
+    at = end + 1;
+  }
+  EXPECT_EQ(rows[0][1], "0-3");
+  EXPECT_EQ(rows[1][1], "4-7");
+  const auto inspected = nlohmann::json::parse(
+      run_stg({"inspect", tmp.sub("o"), "--json"}, tmp.path(), tmp.path()).out);
+  // Rank 0 and rank 4 (the stages' first ranks) are the min and max ranks of FLOPs here.
+  const auto& flops = inspected["step"]["flops"];
+  for (int s = 0; s < 2; ++s) {
+    const int64_t want = flops[s == 0 ? "min" : "max"].get<int64_t>();
+    ASSERT_EQ(flops[s == 0 ? "min_rank" : "max_rank"].get<int>(), 4 * s);
+    EXPECT_NEAR(std::stod(rows[s][2]), want / 1e12, 0.006) << rows[s][2];
+  }
+  // Memory: --print_gpu_vram's "total X GiB" of each stage, rounded.
+  for (int s = 0; s < 2; ++s) {
+    const size_t m = r.out.find("memory stage " + std::to_string(s));
+    ASSERT_NE(m, std::string::npos) << r.out;
+    const double gib = std::stod(r.out.substr(r.out.find("total ", m) + 6));
+    EXPECT_NEAR(std::stod(rows[s][rows[s].size() - 2]), gib, 0.006);
+  }
+  // The later of the two "done at" is the makespan.
+  const size_t ms = r.out.find("makespan: ");
+  ASSERT_NE(ms, std::string::npos) << r.out;
+  const double makespan_ms = std::stod(r.out.substr(ms + 10)) / 1e6;
+  EXPECT_NEAR(std::max(std::stod(rows[0].back()), std::stod(rows[1].back())), makespan_ms, 0.006);
+  // --quiet: nothing; the reference's units: the heading says so.
+  args = run;
+  args.insert(args.end(), {"--quiet", "--output_dir", tmp.sub("q")});
+  EXPECT_EQ(run_stg(args, tmp.path(), tmp.path()).out, "");
+  const RunResult reference =
+      run_stg(small({"--output_dir", tmp.sub("r")}), tmp.path(), tmp.path());
+  EXPECT_NE(reference.out.find("num_ops in multiply-accumulates, sizes in elements; --units "
+                               "physical gives FLOPs and bytes"),
+            std::string::npos)
+      << reference.out;
 }
 
 // stg dot's default picture stays readable: the first 60 nodes, and a note

@@ -12,6 +12,7 @@
 #include "generate_options.h"
 #include "messages.h"
 #include "progress_bar.h"
+#include "step_summary.h"
 #include "stg/generate.h"
 #include "stg/io/cancel.h"
 #include "stg/io/output_files.h"
@@ -71,6 +72,16 @@ std::optional<stg::tools::MakespanOptions> makespan_options(const GenerateFlags&
   return m;
 }
 
+// The default summary's "done at" column: the replay at the default figures
+// of a whole run whose traces count FLOPs and bytes, unless its stages are
+// so long (millions of nodes) that the replay would outlast the run.
+bool summary_makespan(const GenerateFlags& f, const stg::RunSummary& s) {
+  constexpr int64_t kMostNodesReplayed = 4'000'000;
+  const bool whole = s.first_rank == 0 && s.last_rank == s.ranks - 1;
+  return !f.quiet && !f.json && s.physical_units && whole && s.ranks > 0 &&
+         s.nodes / s.ranks * s.stages <= kMostNodesReplayed;
+}
+
 // "stg: 8 ranks, 9 files, ..." for a whole run, "stg: ranks 32-63 of 64, 32
 // files, ..." for a part (--ranks, --shard): what this process wrote.
 void print_summary(const GenerateFlags& f, const stg::RunSummary& s, double seconds,
@@ -79,8 +90,10 @@ void print_summary(const GenerateFlags& f, const stg::RunSummary& s, double seco
   // The serving table is stg infer's default output: --quiet drops it.
   if (s.serving && !f.quiet) std::fputs(stg::report::format_serving(*s.serving).c_str(), stdout);
   if (f.print_step_figures) std::fputs(stg::report::format_step_figures(s.step).c_str(), stdout);
-  if (makespan) std::fputs(stg::tools::makespan_by_stage_summary(*makespan).c_str(), stdout);
+  if (makespan && f.print_makespan)
+    std::fputs(stg::tools::makespan_by_stage_summary(*makespan).c_str(), stdout);
   if (f.quiet) return;
+  std::fputs(format_step_summary(s, makespan).c_str(), stdout);
   const bool part = s.first_rank != 0 || s.last_rank != s.ranks - 1;
   const std::string ranks = !part                        ? std::to_string(s.ranks) + " ranks"
                             : s.last_rank < s.first_rank ? "no ranks of " + std::to_string(s.ranks)
@@ -115,12 +128,14 @@ int run(const GenerateFlags& f, std::vector<std::string> notes) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::optional<stg::tools::MakespanResult> makespan;
-  if (timed) {
+  if (timed || summary_makespan(f, s)) {
     const std::filesystem::path dir = f.options.output_dir;
-    makespan = stg::tools::makespan_by_stage(dir.string(), (dir / s.comm_group_path).string(),
-                                             s.stages, *timed, f.options.threads);
+    makespan = stg::tools::makespan_by_stage(
+        dir.string(), (dir / s.comm_group_path).string(), s.stages,
+        timed.value_or(stg::tools::MakespanOptions()), f.options.threads);
   }
-  const bool stuck = makespan && !makespan->completed;
+  // Only an asked-for makespan that cannot finish is an error.
+  const bool stuck = timed && makespan && !makespan->completed;
   if (f.json) {
     nlohmann::ordered_json j = run_json(f, s, std::move(notes));
     j["seconds"] = seconds;

@@ -437,12 +437,18 @@ void write_expanded(WriteContext& c, int64_t first_rank, int64_t last_rank) {
   });
 }
 
-report::StepFigures step_of_run(const std::vector<std::optional<lower::FlatStage>>& stages,
-                                const mesh::Mesh& mesh, int64_t first_rank, int64_t last_rank,
-                                bool physical) {
+// What one rank of each stage computes and sends (stages not lowered: none).
+std::vector<report::RankStep> stage_steps(
+    const std::vector<std::optional<lower::FlatStage>>& stages, const mesh::Mesh& mesh) {
   std::vector<report::RankStep> by_stage;
   for (const auto& stage : stages)
     by_stage.push_back(stage ? report::stage_step(*stage, mesh) : report::RankStep{});
+  return by_stage;
+}
+
+report::StepFigures step_of_run(const std::vector<report::RankStep>& by_stage,
+                                const mesh::Mesh& mesh, int64_t first_rank, int64_t last_rank,
+                                bool physical) {
   return report::step_figures(by_stage, mesh, first_rank, last_rank,
                               physical ? "FLOPs and bytes: --units physical"
                                        : "--units stg: num_ops in multiply-accumulates or "
@@ -558,10 +564,16 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   RunSummary summary;
   summary.notes = std::move(w.notes);
   summary.serving = std::move(serving);
-  MemoryReport memory = memory_report(o, w, lo, run.graph, layout.ranks_per_stage());
+  // A training run's memory per stage is part of its summary; the text only
+  // with --print_gpu_vram (serving runs have their own figures).
+  Options with_memory = o;
+  if (!o.serving) with_memory.print_gpu_vram = true;
+  MemoryReport memory = memory_report(with_memory, w, lo, run.graph, layout.ranks_per_stage());
   summary.memory = std::move(memory.by_stage);
-  summary.memory_report = std::move(memory.text);
-  summary.step = step_of_run(run.stages, w.mesh, first_rank, last_rank, lo.kernel_flops);
+  if (o.print_gpu_vram.value_or(false)) summary.memory_report = std::move(memory.text);
+  summary.stage_steps = stage_steps(run.stages, w.mesh);
+  summary.physical_units = lo.kernel_flops;
+  summary.step = step_of_run(summary.stage_steps, w.mesh, first_rank, last_rank, lo.kernel_flops);
   summary.ranks = layout.num_ranks();
   summary.stages = layout.pp();
   summary.comm_group_path = out.comm_group_name;
@@ -642,7 +654,8 @@ PlanSummary plan(const Options& options) {
   MemoryReport memory = memory_report(o, w, lo, run.graph, layout.ranks_per_stage());
   summary.memory = std::move(memory.by_stage);
   summary.memory_report = std::move(memory.text);
-  summary.step = step_of_run(run.stages, w.mesh, 0, summary.ranks - 1, lo.kernel_flops);
+  summary.step =
+      step_of_run(stage_steps(run.stages, w.mesh), w.mesh, 0, summary.ranks - 1, lo.kernel_flops);
   summary.notes = std::move(w.notes);
   return summary;
 }

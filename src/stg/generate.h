@@ -40,6 +40,11 @@ struct RunSummary {
   // FLOPs per rank and bytes per parallel axis of the ranks written
   // (report/step_figures.h; the CLI prints them with --print_step_figures).
   report::StepFigures step;
+  // One rank of each pipeline stage (index = stage): its FLOPs and traffic
+  // by axis; and whether they count FLOPs and bytes (--units physical) or
+  // the reference's multiply-accumulates and elements.
+  std::vector<report::RankStep> stage_steps;
+  bool physical_units = false;
   // `stg infer`: the per-phase figures and the memory per rank
   // (report/serving.h).
   std::optional<report::ServingFigures> serving;
@@ -101,7 +106,12 @@ struct PlanSummary {
   int64_t nodes = 0;                     // in all ranks' files
   std::string memory_report;
   std::vector<report::StageMemory> memory;
-  report::StepFigures step;  // every rank
+  report::StepFigures step;
+  // One rank of each pipeline stage (index = stage): its FLOPs and traffic
+  // by axis; and whether they count FLOPs and bytes (--units physical) or
+  // the reference's multiply-accumulates and elements.
+  std::vector<report::RankStep> stage_steps;
+  bool physical_units = false;  // every rank
   std::vector<std::string> notes;
 };
 PlanSummary plan(const Options& options);
