@@ -11,6 +11,7 @@
 #include "support/files.h"
 #include "support/run_stg.h"
 #include "support/temp_dir.h"
+#include "support/tiny_model.h"
 
 namespace {
 
@@ -20,14 +21,8 @@ using stg_test::run_stg;
 using stg_test::RunResult;
 using stg_test::TempDir;
 
-const std::vector<std::string> kSmall = {"--num_stacks", "1",  "--dmodel", "64", "--dff",   "128",
-                                         "--head",       "4",  "--seq",    "16", "--batch", "4",
-                                         "--din",        "64", "--dout",   "64"};
-
 RunResult run_small(const TempDir& tmp, std::vector<std::string> extra) {
-  std::vector<std::string> args = kSmall;
-  args.insert(args.end(), extra.begin(), extra.end());
-  return run_stg(args, tmp.path(), tmp.path());
+  return run_stg(stg_test::tiny_transformer(extra), tmp.path(), tmp.path());
 }
 
 // One line on stderr that starts with "stg: error: <flag>", exit 2, nothing

@@ -15,6 +15,7 @@
 #include "support/files.h"
 #include "support/run_stg.h"
 #include "support/temp_dir.h"
+#include "support/tiny_model.h"
 
 namespace {
 
@@ -23,12 +24,16 @@ using stg_test::run_stg;
 using stg_test::RunResult;
 using stg_test::TempDir;
 
-const std::vector<std::string> kSmall = {"--num_stacks", "1",  "--dmodel", "64", "--dff",   "128",
-                                         "--head",       "4",  "--seq",    "16", "--batch", "4",
-                                         "--din",        "64", "--dout",   "64"};
+std::vector<std::string> small(const std::vector<std::string>& extra) {
+  return stg_test::tiny_transformer(extra);
+}
 
-std::vector<std::string> small(std::vector<std::string> extra) {
-  std::vector<std::string> args = kSmall;
+// A serving iteration of a one-block llama: 2 requests of 8 tokens, 2 decode steps.
+std::vector<std::string> tiny_infer(std::vector<std::string> extra) {
+  std::vector<std::string> args = {
+      "infer", "--model_type",   "llama", "--num_stacks", "1", "--dmodel",   "64", "--dff",
+      "128",   "--head",         "4",     "--kvhead",     "2", "--requests", "2",  "--prompt_len",
+      "8",     "--decode_steps", "2"};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }
@@ -62,29 +67,8 @@ TEST(NewUser, GenerateJsonIsTheRunSummary) {
 
 TEST(NewUser, InferJsonHasTheServingFigures) {
   TempDir tmp;
-  const RunResult r = run_stg({"infer",
-                               "--model_type",
-                               "llama",
-                               "--num_stacks",
-                               "1",
-                               "--dmodel",
-                               "64",
-                               "--dff",
-                               "128",
-                               "--head",
-                               "4",
-                               "--kvhead",
-                               "2",
-                               "--requests",
-                               "2",
-                               "--prompt_len",
-                               "8",
-                               "--decode_steps",
-                               "2",
-                               "--json",
-                               "--output_dir",
-                               tmp.sub("o")},
-                              tmp.path(), tmp.path());
+  const RunResult r =
+      run_stg(tiny_infer({"--json", "--output_dir", tmp.sub("o")}), tmp.path(), tmp.path());
   ASSERT_EQ(r.status, 0) << r.err;
   const auto j = nlohmann::json::parse(r.out);
   ASSERT_TRUE(j.contains("serving")) << r.out;
@@ -93,29 +77,8 @@ TEST(NewUser, InferJsonHasTheServingFigures) {
 
 TEST(NewUser, InferQuietPrintsNothing) {
   TempDir tmp;
-  const RunResult r = run_stg({"infer",
-                               "--model_type",
-                               "llama",
-                               "--num_stacks",
-                               "1",
-                               "--dmodel",
-                               "64",
-                               "--dff",
-                               "128",
-                               "--head",
-                               "4",
-                               "--kvhead",
-                               "2",
-                               "--requests",
-                               "2",
-                               "--prompt_len",
-                               "8",
-                               "--decode_steps",
-                               "2",
-                               "--quiet",
-                               "--output_dir",
-                               tmp.sub("o")},
-                              tmp.path(), tmp.path());
+  const RunResult r =
+      run_stg(tiny_infer({"--quiet", "--output_dir", tmp.sub("o")}), tmp.path(), tmp.path());
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.out, "");
   EXPECT_TRUE(fs::exists(fs::path(tmp.sub("o")) / "workload.0.et"));

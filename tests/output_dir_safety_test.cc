@@ -12,6 +12,7 @@
 #include "support/files.h"
 #include "support/run_stg.h"
 #include "support/temp_dir.h"
+#include "support/tiny_model.h"
 
 namespace {
 
@@ -21,14 +22,9 @@ using stg_test::run_stg;
 using stg_test::RunResult;
 using stg_test::TempDir;
 
-const std::vector<std::string> kSmall = {"--num_stacks", "1",  "--dmodel", "64", "--dff",   "128",
-                                         "--head",       "4",  "--seq",    "16", "--batch", "4",
-                                         "--din",        "64", "--dout",   "64", "--quiet"};
-
 RunResult run_small(const TempDir& tmp, std::vector<std::string> extra) {
-  std::vector<std::string> args = kSmall;
-  args.insert(args.end(), extra.begin(), extra.end());
-  return run_stg(args, tmp.path(), tmp.path());
+  extra.push_back("--quiet");
+  return run_stg(stg_test::tiny_transformer(extra), tmp.path(), tmp.path());
 }
 
 // Every file under `dir` (recursively) with its content; directories end in
@@ -99,9 +95,7 @@ TEST(OutputDirSafety, AnEmptyOutputDirIsRefused) {
   TempDir tmp;
   const fs::path work = tmp.path() / "work";  // the run's directory (logs go beside it)
   fs::create_directories(work);
-  std::vector<std::string> args = kSmall;
-  args.insert(args.end(), {"--output_dir", ""});
-  const RunResult r = run_stg(args, tmp.path(), work);
+  const RunResult r = run_stg(stg_test::tiny_transformer({"--output_dir", ""}), tmp.path(), work);
   expect_refused(r, "--output_dir must not be empty");
   EXPECT_TRUE(tree(work).empty());
 }
