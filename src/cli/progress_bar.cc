@@ -62,10 +62,13 @@ void ProgressBar::draw(double seconds) {
     const int filled = static_cast<int>(fraction * kWidth);
     for (int i = 0; i < kWidth; ++i) bar[i] = i < filled ? '=' : ' ';
     bar[kWidth] = '\0';
-    const double mb = static_cast<double>(bytes_) / 1e6;
-    std::fprintf(stderr, "\r\033[K%s [%s] %3.0f%% %lld/%lld %s, %.0f MB, %.1f s", phase_.c_str(),
-                 bar, fraction * 100, static_cast<long long>(done), static_cast<long long>(total_),
-                 unit_.c_str(), mb, seconds);
+    // Bytes only for phases that write (plans and checks count none).
+    char written[32] = "";
+    if (bytes_ > 0)
+      std::snprintf(written, sizeof written, ", %.0f MB", static_cast<double>(bytes_) / 1e6);
+    std::fprintf(stderr, "\r\033[K%s [%s] %3.0f%% %lld/%lld %s%s, %.1f s", phase_.c_str(), bar,
+                 fraction * 100, static_cast<long long>(done), static_cast<long long>(total_),
+                 unit_.c_str(), written, seconds);
   }
   std::fflush(stderr);
   drawn_ = true;
