@@ -279,7 +279,16 @@ double bubble_fraction(int pp, int micro_batches, int chunks) {
   return static_cast<double>(pp - 1) / (static_cast<double>(chunks) * micro_batches + pp - 1);
 }
 
-SweepResult sweep(const Options& base, const SweepOptions& options) {
+namespace {
+
+// The model's blocks and the global batch, after the refusals of what the
+// sweep cannot evaluate; throws UsageError.
+struct SweepModel {
+  int blocks = 0;
+  int64_t batch = 0;
+};
+
+SweepModel check_sweep(const Options& base, const SweepOptions& options) {
   if (!base.module_csv.empty())
     throw UsageError("stg plans evaluates decoder models: --module_csv is not one");
   const models::Family& family = models::family_of(base);
@@ -298,28 +307,30 @@ SweepResult sweep(const Options& base, const SweepOptions& options) {
   if (stacks < 1 || stacks > kMaxStacks)
     throw UsageError("--num_stacks " + std::to_string(stacks) + " is not valid: use 1 to " +
                      std::to_string(kMaxStacks));
-  const int blocks = static_cast<int>(stacks);
   const int64_t batch = base.batch.value_or(64);
   if (batch < 1) throw UsageError("--batch " + std::to_string(batch) + " is not valid: use >= 1");
-  Options o = base;
-  o.units = Units::kPhysical;  // FLOPs and bytes
-  const models::DecoderSpec spec = family.decoder(o, blocks);
-  const bool moe = spec.any(models::BlockKind::kMoe);
-  const BlockMap map = map_blocks(family, o, blocks);
-  const frameworks::Framework& framework = frameworks::find(o.framework);
+  return {static_cast<int>(stacks), batch};
+}
 
+// Every (tp, cp, ep, pp, dp, micro-batch, ZeRO) choice the framework accepts
+// and the user's fixed degrees allow, with its virtual-stage choices;
+// `tried` counts them with each number of virtual stages.
+std::vector<Candidate> enumerate(const Options& o, const models::DecoderSpec& spec,
+                                 const SweepOptions& options, const SweepModel& model,
+                                 int64_t& tried) {
+  const frameworks::Framework& framework = frameworks::find(o.framework);
+  const bool moe = spec.any(models::BlockKind::kMoe);
   auto allowed = [&](const char* name, int64_t v) {
     const auto it = options.fixed.find(name);
     return it == options.fixed.end() || it->second == v;
   };
-  SweepResult result;
   std::vector<Candidate> candidates;
   const int64_t n = options.gpus;
   for (int64_t tp : divisors(n)) {
     for (int64_t cp : divisors(n / tp)) {
       for (int64_t ep : moe ? divisors(n / tp / cp) : std::vector<int64_t>{1}) {
         for (int64_t pp : divisors(n / tp / cp / ep)) {
-          if (pp > blocks + 2) continue;  // a stage holds a block or an end at least
+          if (pp > model.blocks + 2) continue;  // a stage holds a block or an end at least
           const int64_t dp = n / tp / cp / ep / pp;
           if (!allowed("dp", dp) || !allowed("tp", tp) || !allowed("cp", cp) ||
               !allowed("ep", ep) || !allowed("pp", pp))
@@ -327,7 +338,7 @@ SweepResult sweep(const Options& base, const SweepOptions& options) {
           Options check = o;
           check.degree["dp"] = dp;
           check.degree["ep"] = ep;
-          for (int64_t m : divisors(batch)) {
+          for (int64_t m : divisors(model.batch)) {
             if (m % dp != 0 || !allowed("micro_batch", m)) continue;
             try {
               framework.check_decoder(check, spec, m);
@@ -336,45 +347,66 @@ SweepResult sweep(const Options& base, const SweepOptions& options) {
             }
             std::vector<int> chunks;
             // Interleaving needs a block on every virtual stage.
-            for (int v = 1; v == 1 || (pp > 1 && pp * v <= blocks); ++v)
+            for (int v = 1; v == 1 || (pp > 1 && pp * v <= model.blocks); ++v)
               if (allowed("virtual_stages", v)) chunks.push_back(v);
             if (chunks.empty()) continue;
             for (int zero = 0; zero <= (dp > 1 ? 3 : 0); ++zero) {
               if (!allowed("zero_stage", zero)) continue;
               candidates.push_back({{tp, cp, ep, dp > 1, pp > 1, zero}, dp, pp, m, chunks});
-              result.candidates += static_cast<int64_t>(chunks.size());
+              tried += static_cast<int64_t>(chunks.size());
             }
           }
         }
       }
     }
   }
+  return candidates;
+}
 
-  // One template per shape, built in parallel; a shape the model refuses
-  // (tp not dividing the heads, ...) has no plans.
+// One template per shape, built in parallel; a shape the model refuses
+// (tp not dividing the heads, ...) has none.
+std::map<TemplateKey, std::unique_ptr<PlanTemplate>> build_templates(
+    const Options& o, const std::vector<Candidate>& candidates, int template_blocks, int threads,
+    ProgressListener& progress) {
   std::map<TemplateKey, std::unique_ptr<PlanTemplate>> templates;
   for (const Candidate& c : candidates) templates[c.key];
   std::vector<const TemplateKey*> keys;
   for (const auto& [key, t] : templates) keys.push_back(&key);
-  const int threads = options.threads > 0
-                          ? options.threads
-                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   std::vector<std::unique_ptr<PlanTemplate>> built(keys.size());
-  ProgressListener silent;
-  ProgressListener& progress = options.progress ? *options.progress : silent;
   progress.phase("plan shapes", static_cast<int64_t>(keys.size()), "shapes");
   util::parallel_for(0, static_cast<int64_t>(keys.size()), threads, [&](int64_t k) {
     try {
-      built[k] = std::make_unique<PlanTemplate>(o, *keys[k], map.template_blocks);
+      built[k] = std::make_unique<PlanTemplate>(o, *keys[k], template_blocks);
     } catch (const UsageError&) {
     } catch (const expr::SizeError&) {
     }
     progress.advance(1, 0);
   });
   for (size_t k = 0; k < keys.size(); ++k) templates[*keys[k]] = std::move(built[k]);
-  result.templates = static_cast<int64_t>(keys.size());
+  return templates;
+}
 
-  const Evaluator evaluator(map, blocks, batch);
+}  // namespace
+
+SweepResult sweep(const Options& base, const SweepOptions& options) {
+  const SweepModel model = check_sweep(base, options);
+  Options o = base;
+  o.units = Units::kPhysical;  // FLOPs and bytes
+  const models::Family& family = models::family_of(base);
+  const models::DecoderSpec spec = family.decoder(o, model.blocks);
+  const BlockMap map = map_blocks(family, o, model.blocks);
+  const int threads = options.threads > 0
+                          ? options.threads
+                          : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  ProgressListener silent;
+  ProgressListener& progress = options.progress ? *options.progress : silent;
+
+  SweepResult result;
+  const std::vector<Candidate> candidates = enumerate(o, spec, options, model, result.candidates);
+  const auto templates = build_templates(o, candidates, map.template_blocks, threads, progress);
+  result.templates = static_cast<int64_t>(templates.size());
+
+  const Evaluator evaluator(map, model.blocks, model.batch);
   std::vector<std::vector<PlanRow>> rows(candidates.size());
   progress.phase("plans", static_cast<int64_t>(candidates.size()), "candidates");
   util::parallel_for(0, static_cast<int64_t>(candidates.size()), threads, [&](int64_t i) {
