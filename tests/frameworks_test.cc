@@ -66,6 +66,9 @@ TEST(Frameworks, LoweringChoices) {
   // Chakra ETFeeder's attributes: the reference's bytes in reference mode.
   EXPECT_FALSE(ref.feeder_attributes());
   EXPECT_TRUE(meg.feeder_attributes());
+  // Megatron-LM carves the expert-parallel ranks out of the data-parallel ones.
+  EXPECT_FALSE(ref.ep_carved_out_of_dp());
+  EXPECT_TRUE(meg.ep_carved_out_of_dp());
 }
 
 TEST(Frameworks, GradientPasses) {
@@ -143,6 +146,7 @@ class Bucketed : public Framework {
   lower::NodeOrder node_order() const override { return ref().node_order(); }
   bool tensor_size_moved() const override { return ref().tensor_size_moved(); }
   bool feeder_attributes() const override { return ref().feeder_attributes(); }
+  bool ep_carved_out_of_dp() const override { return ref().ep_carved_out_of_dp(); }
   MemoryReport memory_report(const Options& o, const models::Workload& w,
                              const lower::LowerOptions& lo, const graph::Graph& g,
                              int64_t ranks) const override {

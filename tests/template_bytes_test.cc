@@ -33,7 +33,6 @@
 #include <vector>
 
 #include "stg/emit/flat_writer.h"
-#include "stg/emit/schema.h"
 #include "stg/emit/stage_template.h"
 #include "stg/emit/trace_writer.h"
 #include "stg/generate.h"
@@ -43,6 +42,7 @@
 #include "stg/models/registry.h"
 #include "stg/options.h"
 #include "stg/passes/pass.h"
+#include "stg/trace_format.h"
 #include "support/files.h"
 #include "support/stage_schedule.h"
 

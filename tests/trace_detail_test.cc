@@ -25,7 +25,6 @@
 
 #include "et_def_v004.pb.h"
 #include "stg/emit/flat_writer.h"
-#include "stg/emit/schema.h"
 #include "stg/emit/stage_template.h"
 #include "stg/emit/trace_writer.h"
 #include "stg/generate.h"
@@ -34,6 +33,7 @@
 #include "stg/options.h"
 #include "stg/passes/pass.h"
 #include "stg/tools/trace_reader.h"
+#include "stg/trace_format.h"
 #include "support/files.h"
 #include "support/run_stg.h"
 #include "support/stage_schedule.h"

@@ -545,18 +545,18 @@ TEST(Inspect, StructureIgnoresIdsGroupsPeersAndTags) {
 // ops / perf, truncated to whole ns).
 
 TEST(Roofline, ComputeAndMemoryBoundTimes) {
-  const RooflineFigures h100;  // 989 TFLOPS, 3350 GB/s
+  const hardware::RooflineFigures h100;  // 989 TFLOPS, 3350 GB/s
   // Compute bound: 1e12 ops over 1e9 bytes at 989 TFLOPS = 1011.122... us
   // (the figure ASTRA-sim printed for this node, docs/facts.md).
-  EXPECT_EQ(roofline_ns(1000000000000ull, 1000000000ull, h100), 1011122u);
+  EXPECT_EQ(hardware::roofline_ns(1000000000000ull, 1000000000ull, h100), 1011122u);
   // Memory bound: 1 op over 67 MB at 3350 GB/s = 20,000 ns.
-  EXPECT_EQ(roofline_ns(1, 67000000, h100), 20000u);
+  EXPECT_EQ(hardware::roofline_ns(1, 67000000, h100), 20000u);
   // Below 1 ns on both roofs: 989,000 ops and 3,349 bytes -> 0.99970 ns.
-  EXPECT_EQ(roofline_ns(988000, 3349, h100), 0u);
-  EXPECT_EQ(roofline_ns(1500000, 100, h100), 1u);  // 1.517 ns
-  EXPECT_EQ(roofline_ns(0, 100, h100), 0u);
+  EXPECT_EQ(hardware::roofline_ns(988000, 3349, h100), 0u);
+  EXPECT_EQ(hardware::roofline_ns(1500000, 100, h100), 1u);  // 1.517 ns
+  EXPECT_EQ(hardware::roofline_ns(0, 100, h100), 0u);
   // Other hardware figures: 1 TFLOPS, 1 GB/s.
-  EXPECT_EQ(roofline_ns(8192, 2048, RooflineFigures{1, 1}), 2048u);
+  EXPECT_EQ(hardware::roofline_ns(8192, 2048, hardware::RooflineFigures{1, 1}), 2048u);
 }
 
 TEST(Validate, DependencyFreeZeroTimeComputeIsAWarning) {

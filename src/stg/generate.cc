@@ -24,9 +24,10 @@
 #include "stg/lower/step_growth.h"
 #include "stg/mesh/axes.h"
 #include "stg/mesh/rank_layout.h"
+#include "stg/models/cp_attention_kv.h"
+#include "stg/models/parts/context_parallel.h"
 #include "stg/models/registry.h"
 #include "stg/passes/bind_symbols.h"
-#include "stg/passes/insert_axis_send_recv.h"
 #include "stg/passes/insert_collectives.h"
 #include "stg/passes/insert_send_recv.h"
 #include "stg/passes/mirror_model.h"
@@ -142,10 +143,9 @@ passes::PassManager build_pipeline(const Options& o, const models::Workload& w, 
   pm.emplace<passes::AssignStages>(
       w.model.num_blocks, lower::model_chunks(o.pipeline_schedule, o.virtual_stages),
       lower::v_shaped(o.pipeline_schedule), o.pp_balance_cost, w.pools);
-  if (o.pipeline_schedule == lower::Schedule::kDualPipe) pm.emplace<passes::MirrorModel>();
+  if (lower::mirrors_model(o.pipeline_schedule)) pm.emplace<passes::MirrorModel>();
   pm.emplace<passes::InsertSendRecv>();
-  // Ring attention's K/V chunks go round the cp ring.
-  if (o.cp_algo == CpAlgo::kRing && o.degree["sp"] > 1) pm.emplace<passes::InsertAxisSendRecv>();
+  models::add_kernel_passes(pm, {o.cp_algo, static_cast<int>(o.degree["sp"])});
   w.kind->add_link_passes(pm, w);
   pm.emplace<passes::InsertCollectives>(models::sharding_rule(w),
                                         w.framework->collective_creator());
@@ -336,31 +336,11 @@ MemoryReport memory_report(const Options& o, const models::Workload& w,
   if (!o.print_gpu_vram.value_or(false)) return {};
   MemoryReport report = w.framework->memory_report(o, w, lo, g, ranks_per_stage);
   // A decoder split over cp: the K/V its attention kernel holds.
-  const auto& v = w.values.by_symbol;
-  if (o.degree["sp"] > 1 && !w.decoder.blocks.empty() && v.count("cp")) {
-    report::AttentionKv kv;
-    kv.algo = o.cp_algo;
-    kv.cp = v.at("cp");
-    double split = static_cast<double>(v.at("dp"));
-    // Megatron-LM carves ep out of dp: moe ranks of one ep group hold their own sequences.
-    if (w.framework->name() == "megatron" && w.decoder.any(models::BlockKind::kMoe))
-      split *= static_cast<double>(v.at("ep"));
-    kv.sequences = static_cast<double>(v.at("MicroBatch")) / split;
-    kv.seq = v.at("Seq");
-    // Per-head widths: Dmodel/Head, a family's own HeadDim, or multi-head
-    // latent attention's key (nope + rope) and value widths.
-    if (w.decoder.any(models::AttentionKind::kMla)) {
-      kv.k_dim = v.at("QkNopeDim") + v.at("QkRopeDim");
-      kv.v_dim = v.at("VHeadDim");
-    } else {
-      kv.k_dim = kv.v_dim = v.count("HeadDim") ? v.at("HeadDim") : v.at("Dmodel") / v.at("Head");
-    }
-    const bool gqa = w.decoder.any(models::AttentionKind::kGqa);
-    kv.kv_heads = (gqa ? v.at("KVHead") : v.at("Head")) / v.at("tp");
+  if (auto kv = models::cp_attention_kv(o, w, w.framework->ep_carved_out_of_dp())) {
     const bool physical = units(o, w) == Units::kPhysical;
-    kv.element_bytes = physical ? static_cast<int>(lo.bytes_per_element)
-                                : (o.mixed_precision.value_or(false) ? 2 : 4);
-    report.text += report::format_attention_kv(kv);
+    kv->element_bytes = physical ? static_cast<int>(lo.bytes_per_element)
+                                 : (o.mixed_precision.value_or(false) ? 2 : 4);
+    report.text += report::format_attention_kv(*kv);
   }
   return report;
 }
@@ -499,6 +479,69 @@ report::ServingFigures serving_figures(const Options& o, const models::Workload&
   return f;
 }
 
+// ASTRA-sim's roofline would run some node in 0 ns (emit/astra_sim_plan.h).
+void add_zero_time_note(const LoweredRun& run, std::vector<std::string>& notes) {
+  std::vector<const StageGraph*> lowered;
+  for (const auto& stage : run.stages) lowered.push_back(stage ? &stage->one() : nullptr);
+  if (auto note = emit::zero_time_note(lowered)) notes.push_back(std::move(*note));
+}
+
+// What is refused before anything is written: a v0.0.1 message that its
+// 32-bit comm_size cannot hold (emit/v001_limits.h), a serving plan whose
+// memory does not fit the GPU. Returns the serving figures (`stg infer`).
+std::optional<report::ServingFigures> check_before_writing(const Options& o,
+                                                           const models::Workload& w,
+                                                           const LoweredRun& run,
+                                                           const mesh::RankLayout& layout) {
+  if (o.schema == emit::Schema::kV001) {
+    std::vector<const lower::FlatStage*> stages;
+    for (const auto& stage : run.stages) stages.push_back(stage ? &*stage : nullptr);
+    if (auto refusal = emit::v001_comm_size_refusal(stages)) throw UsageError(*refusal);
+  }
+  std::optional<report::ServingFigures> serving;
+  if (o.serving) {
+    serving = serving_figures(o, w, run, layout);
+    require(serving->fits(), report::hbm_refusal(*serving));
+  }
+  io::throw_if_stopped();
+  return serving;
+}
+
+// Writes the comm-group file (one writer among the shards of a run) with
+// ASTRA-sim's configurations and run.sh, the --dump_after graph and the rank
+// files to the staging directory, then commits them; returns the stale rank
+// files removed. A run of every rank replaces an earlier run: its rank files
+// beyond this run's ranks (those the earlier comm-group file lists) are
+// stale; a --ranks part leaves other ranks' files.
+int64_t write_files(WriteContext& c, const emit::AstraSimPlan& astra_sim, const std::string& dump,
+                    bool writes_groups, int64_t first_rank, int64_t last_rank) {
+  if (writes_groups) {
+    const std::string groups = c.layout.comm_group_json();
+    c.files.write(c.out.comm_group_name, groups);
+    c.bytes += static_cast<int64_t>(groups.size());
+    for (const emit::AstraSimFile& file : astra_sim.files) {
+      c.files.write(file.name, file.content, file.executable);
+      c.bytes += static_cast<int64_t>(file.content.size());
+    }
+  }
+  if (!c.o.dump_after.empty()) {
+    c.files.write(c.o.dump_after + ".csv", dump);
+    c.bytes += static_cast<int64_t>(dump.size());
+  }
+  c.listen.phase("writing", last_rank - first_rank + 1, "ranks");
+  if (c.o.schema == emit::Schema::kV004)
+    write_v004(c, first_rank, last_rank);
+  else
+    write_expanded(c, first_rank, last_rank);
+  std::optional<io::RankFiles> stale;
+  const int64_t ranks = c.layout.num_ranks();
+  const auto earlier =
+      io::earlier_rank_count((std::filesystem::path(c.out.dir) / c.out.comm_group_name).string());
+  if (first_rank == 0 && last_rank == ranks - 1 && earlier)
+    stale = io::RankFiles{c.out.rank_pattern, ranks, *earlier};
+  return c.files.commit(stale);
+}
+
 }  // namespace
 
 RunSummary generate(const Options& o, ProgressListener* progress) {
@@ -530,25 +573,8 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   try {
     run = lower_run(o, w, lo, threads, first_stage, last_stage, listen);
     if (!o.dump_after.empty()) dump = dump_graph(o);
-    if (!astra_sim.files.empty()) {
-      std::vector<const StageGraph*> lowered;
-      for (const auto& stage : run.stages) lowered.push_back(stage ? &stage->one() : nullptr);
-      if (auto note = emit::zero_time_note(lowered)) w.notes.push_back(std::move(*note));
-    }
-    // A v0.0.1 message that its 32-bit comm_size cannot hold is refused
-    // before anything is written (emit/v001_limits.h).
-    if (o.schema == emit::Schema::kV001) {
-      std::vector<const lower::FlatStage*> stages;
-      for (const auto& stage : run.stages) stages.push_back(stage ? &*stage : nullptr);
-      if (auto refusal = emit::v001_comm_size_refusal(stages)) throw UsageError(*refusal);
-    }
-    // A serving plan whose memory does not fit the GPU is refused before
-    // anything is written.
-    if (o.serving) {
-      serving = serving_figures(o, w, run, layout);
-      require(serving->fits(), report::hbm_refusal(*serving));
-    }
-    io::throw_if_stopped();
+    if (!astra_sim.files.empty()) add_zero_time_note(run, w.notes);
+    serving = check_before_writing(o, w, run, layout);
   } catch (const expr::SizeError& e) {
     throw UsageError(e.what());
   } catch (io::OutputError& e) {
@@ -577,40 +603,14 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   summary.ranks = layout.num_ranks();
   summary.stages = layout.pp();
   summary.comm_group_path = out.comm_group_name;
-  const std::string groups = layout.comm_group_json();
   WriteContext c{o, out, layout, run.stages, files, listen, threads};
-  // One writer of the comm-group file among the shards of a run.
   const bool writes_groups = o.shard_index == 0;
-  if (writes_groups) c.bytes = static_cast<int64_t>(groups.size());
   // Every file goes to the staging directory; commit() moves them into place.
   // On an error or a stop request abort() removes the staging directory and
   // the message says what that left ("...: nothing was written to DIR").
   try {
-    if (writes_groups) files.write(out.comm_group_name, groups);
-    // With the comm-group file: ASTRA-sim's configurations and run.sh.
-    for (const emit::AstraSimFile& file : astra_sim.files) {
-      if (!writes_groups) break;
-      files.write(file.name, file.content, file.executable);
-      c.bytes += static_cast<int64_t>(file.content.size());
-    }
-    if (!o.dump_after.empty()) {
-      files.write(o.dump_after + ".csv", dump);
-      c.bytes += static_cast<int64_t>(dump.size());
-    }
-    listen.phase("writing", last_rank - first_rank + 1, "ranks");
-    if (o.schema == emit::Schema::kV004)
-      write_v004(c, first_rank, last_rank);
-    else
-      write_expanded(c, first_rank, last_rank);
-    // A run of every rank replaces an earlier run: its rank files beyond
-    // this run's ranks are stale. A --ranks part leaves other ranks' files.
-    // Only the files of ranks that the earlier run's comm-group file lists.
-    std::optional<io::RankFiles> stale;
-    const auto earlier =
-        io::earlier_rank_count((std::filesystem::path(out.dir) / out.comm_group_name).string());
-    if (first_rank == 0 && last_rank == layout.num_ranks() - 1 && earlier)
-      stale = io::RankFiles{out.rank_pattern, layout.num_ranks(), *earlier};
-    summary.stale_files_removed = files.commit(stale);
+    summary.stale_files_removed =
+        write_files(c, astra_sim, dump, writes_groups, first_rank, last_rank);
   } catch (io::OutputError& e) {
     e.append(files.abort());
     throw;

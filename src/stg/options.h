@@ -10,10 +10,10 @@
 #include <string_view>
 #include <utility>
 
-#include "stg/emit/schema.h"
+#include "stg/hardware/roofline.h"
 #include "stg/lower/schedule.h"
 #include "stg/mesh/axes.h"
-#include "stg/tools/roofline.h"
+#include "stg/trace_format.h"
 
 namespace stg {
 
@@ -73,7 +73,7 @@ struct Serving {
   DType kv_dtype = DType::kBf16;
   double hbm_gb = 80;  // an H100's HBM
   // The roofline of the per-phase figures (stg validate's defaults).
-  tools::RooflineFigures roofline;
+  hardware::RooflineFigures roofline;
   // --disaggregate P:D: the prefill on P replicas of the plan, the decode
   // steps on D others (0:0: on the same ranks).
   int64_t prefill_replicas = 0, decode_replicas = 0;

@@ -4,9 +4,9 @@
 #include <filesystem>
 
 #include "stg/emit/astra_sim_inputs.h"
+#include "stg/hardware/roofline.h"
 #include "stg/io/output_files.h"
 #include "stg/io/output_names.h"
-#include "stg/tools/roofline.h"
 
 namespace stg::emit {
 
@@ -75,7 +75,7 @@ AstraSimPlan plan_astra_sim(const Options& o, const std::string& rank_pattern,
 
 std::optional<std::string> zero_time_note(const std::vector<const StageGraph*>& stages) {
   const AstraSimMachine machine;
-  const tools::RooflineFigures hw{machine.peak_tflops, machine.hbm_gbps};
+  const hardware::RooflineFigures hw{machine.peak_tflops, machine.hbm_gbps};
   std::string where;
   for (size_t s = 0; s < stages.size(); ++s) {
     if (!stages[s]) continue;
@@ -83,8 +83,8 @@ std::optional<std::string> zero_time_note(const std::vector<const StageGraph*>& 
         std::any_of(stages[s]->nodes.begin(), stages[s]->nodes.end(), [&](const LoweredNode& n) {
           return n.kind == NodeKind::kComp && n.data_deps.empty() && n.ctrl_deps.empty() &&
                  n.tensor_size > 0 &&
-                 tools::roofline_ns(static_cast<uint64_t>(std::max<int64_t>(n.num_ops, 0)),
-                                    n.tensor_size, hw) == 0;
+                 hardware::roofline_ns(static_cast<uint64_t>(std::max<int64_t>(n.num_ops, 0)),
+                                       n.tensor_size, hw) == 0;
         });
     if (any) where += (where.empty() ? "" : ", ") + std::to_string(s);
   }

@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "stg/emit/schema.h"
 #include "stg/lower/stage_graph.h"
+#include "stg/trace_format.h"
 
 namespace ChakraProtoMsg {
 class Node;

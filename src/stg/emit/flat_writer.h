@@ -21,10 +21,10 @@
 #include <string_view>
 #include <vector>
 
-#include "stg/emit/schema.h"
 #include "stg/emit/stage_template.h"
 #include "stg/emit/var_attr.h"
 #include "stg/lower/flat_stage.h"
+#include "stg/trace_format.h"
 
 namespace stg::emit {
 

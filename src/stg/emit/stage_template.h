@@ -16,9 +16,9 @@
 #include <string_view>
 #include <vector>
 
-#include "stg/emit/schema.h"
 #include "stg/emit/var_attr.h"
 #include "stg/lower/stage_graph.h"
+#include "stg/trace_format.h"
 
 namespace stg::emit {
 

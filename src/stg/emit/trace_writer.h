@@ -10,8 +10,8 @@
 #include <string>
 #include <string_view>
 
-#include "stg/emit/schema.h"
 #include "stg/lower/stage_graph.h"
+#include "stg/trace_format.h"
 
 namespace google::protobuf {
 class MessageLite;

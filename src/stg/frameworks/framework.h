@@ -87,6 +87,10 @@ class Framework {
   // v0.0.4: the attributes Chakra's ETFeeder reads besides the reference's
   // (lower::LowerOptions::feeder_attributes); off: the reference's bytes.
   virtual bool feeder_attributes() const = 0;
+  // Whether the expert-parallel ranks are carved out of the data-parallel
+  // ones (Megatron-LM's MoE): the ranks of one ep group then hold sequences
+  // of their own, so the micro-batch is split over dp x ep.
+  virtual bool ep_carved_out_of_dp() const = 0;
 
   // The memory per rank of each stage; `g` after the pass pipeline.
   virtual MemoryReport memory_report(const Options& o, const models::Workload& w,

@@ -149,6 +149,7 @@ class Megatron : public Framework {
   lower::NodeOrder node_order() const override { return lower::NodeOrder::kIssue; }
   bool tensor_size_moved() const override { return true; }
   bool feeder_attributes() const override { return true; }
+  bool ep_carved_out_of_dp() const override { return true; }
 
   MemoryReport memory_report(const Options& o, const models::Workload& w,
                              const lower::LowerOptions& lo, const graph::Graph& g,

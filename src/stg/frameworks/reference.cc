@@ -55,6 +55,7 @@ class Reference : public Framework {
   lower::NodeOrder node_order() const override { return lower::NodeOrder::kReference; }
   bool tensor_size_moved() const override { return false; }
   bool feeder_attributes() const override { return false; }
+  bool ep_carved_out_of_dp() const override { return false; }
 
   MemoryReport memory_report(const Options&, const models::Workload& w,
                              const lower::LowerOptions& lo, const graph::Graph& g,

@@ -60,6 +60,9 @@ int micro_batches_of_replicas(Schedule schedule, int replicas);
 // DualPipeV places the model's 2pp stages in a V: chunk 0 of stage s is
 // pipeline stage s, chunk 1 is pipeline stage 2pp-1-s.
 inline bool v_shaped(Schedule schedule) { return schedule == Schedule::kDualPipeV; }
+// Whether the schedule runs a second copy of the model in the opposite
+// direction (DualPipe; passes/mirror_model.h).
+inline bool mirrors_model(Schedule schedule) { return schedule == Schedule::kDualPipe; }
 
 // The one-line error for a number of micro-batches the schedule cannot
 // order on `pp` stages, or "" (DualPipe: pp even, an even number of

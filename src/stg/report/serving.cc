@@ -144,11 +144,11 @@ ServingMemory stage_memory(const graph::Graph& g, int stage, const expr::Values&
   return m;
 }
 
-double compute_seconds(const PhaseFigures& p, const tools::RooflineFigures& hw) {
+double compute_seconds(const PhaseFigures& p, const hardware::RooflineFigures& hw) {
   return static_cast<double>(p.flops) / (hw.peak_tflops * 1e12);
 }
 
-double memory_seconds(const PhaseFigures& p, const tools::RooflineFigures& hw) {
+double memory_seconds(const PhaseFigures& p, const hardware::RooflineFigures& hw) {
   return static_cast<double>(p.bytes) / (hw.mem_bw_gbps * 1e9);
 }
 

@@ -19,8 +19,8 @@
 
 #include "stg/expr/values.h"
 #include "stg/graph/graph.h"
+#include "stg/hardware/roofline.h"
 #include "stg/lower/flat_stage.h"
-#include "stg/tools/roofline.h"
 
 namespace stg::report {
 
@@ -52,7 +52,7 @@ struct ServingFigures {
   bool prefill = true;
   int64_t requests = 0, prompt_len = 0, decode_steps = 0;
   std::string kv_dtype;  // "bf16", "fp8", ...
-  tools::RooflineFigures roofline;
+  hardware::RooflineFigures roofline;
   double hbm_gb = 0;
   std::vector<StageServing> stages;  // the stages written
   // The stage of the most memory per rank and its figures (of every stage).
@@ -74,8 +74,8 @@ ServingMemory stage_memory(const graph::Graph& g, int stage, const expr::Values&
                            int64_t element_bytes, int micro_batches);
 
 // Compute and memory time of a phase under the roofline (seconds).
-double compute_seconds(const PhaseFigures& p, const tools::RooflineFigures& hw);
-double memory_seconds(const PhaseFigures& p, const tools::RooflineFigures& hw);
+double compute_seconds(const PhaseFigures& p, const hardware::RooflineFigures& hw);
+double memory_seconds(const PhaseFigures& p, const hardware::RooflineFigures& hw);
 
 // The figures as text lines, each ending in '\n'.
 std::string format_serving(const ServingFigures& f);

@@ -57,8 +57,8 @@ void read_rank(const std::string& path, const MakespanOptions& o, RankGraph& g) 
     double time = 0;
     if (k == kCompute && t.tensor_size.value_or(0) > 0)
       time = static_cast<double>(
-          roofline_ns(static_cast<uint64_t>(std::max<int64_t>(t.num_ops.value_or(0), 0)),
-                      *t.tensor_size, o.roofline));
+          hardware::roofline_ns(static_cast<uint64_t>(std::max<int64_t>(t.num_ops.value_or(0), 0)),
+                                *t.tensor_size, o.roofline));
     if (k == kSend || k == kColl)
       time = static_cast<double>(size) / o.link_gbps;  // B / (GB/s) = ns
     g.time.push_back(time);

@@ -21,13 +21,13 @@
 #include <string>
 #include <vector>
 
+#include "stg/hardware/roofline.h"
 #include "stg/tools/chrome_trace.h"
-#include "stg/tools/roofline.h"
 
 namespace stg::tools {
 
 struct MakespanOptions {
-  RooflineFigures roofline;
+  hardware::RooflineFigures roofline;
   double link_gbps = 100;  // GB/s per message (--link_gbps)
   // Also return every node's start and end (MakespanResult::timeline): the
   // names of all ranks' nodes are then held in memory.

@@ -438,8 +438,8 @@ RankResult process_file(const Context& ctx, int64_t rank, const std::string& pat
             return rank_ref(rank) + "compute " + node_ref(n) + " " + what;
           });
         } else if (n.data_deps.empty() && n.ctrl_deps.empty() &&
-                   roofline_ns(static_cast<uint64_t>(std::max<int64_t>(*n.num_ops, 0)),
-                               *n.tensor_size, ctx.options->roofline) == 0) {
+                   hardware::roofline_ns(static_cast<uint64_t>(std::max<int64_t>(*n.num_ops, 0)),
+                                         *n.tensor_size, ctx.options->roofline) == 0) {
           ++res.zero_time_roots;
           if (static_cast<int>(res.zero_time_shown.size()) < ctx.options->max_shown)
             res.zero_time_shown.push_back({{rank, pos},

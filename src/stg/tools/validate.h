@@ -35,9 +35,9 @@
 #include <string>
 #include <vector>
 
+#include "stg/hardware/roofline.h"
 #include "stg/tools/makespan.h"
 #include "stg/tools/replay.h"
-#include "stg/tools/roofline.h"
 #include "stg/util/progress.h"
 
 namespace stg::tools {
@@ -59,7 +59,7 @@ struct ValidateOptions {
   // holds every rank's graph in memory at once.
   bool replay = false;
   // Hardware figures for the W1 warning (ASTRA-sim's system configuration).
-  RooflineFigures roofline;
+  hardware::RooflineFigures roofline;
   // After a replay that completes, the timed run (makespan.h) with
   // `roofline` and `link_gbps`.
   bool makespan = false;
@@ -86,7 +86,7 @@ struct ValidationReport {
   // max_shown of them, lowest rank first.
   int64_t zero_time_roots = 0;
   std::vector<std::string> warnings;
-  RooflineFigures roofline;  // the figures W1 used
+  hardware::RooflineFigures roofline;  // the figures W1 used
   std::array<int64_t, kNumRules> counts{};
   std::vector<Violation> shown;  // first max_shown per rule, in rule order
   // Set when options.replay was given (with an error when the input was

@@ -16,12 +16,21 @@
 #include "stg/models/parts/megatron_parts.h"
 #include "stg/options.h"
 
+namespace stg::passes {
+class PassManager;
+}
+
 namespace stg::models {
 
 struct ContextParallel {
   CpAlgo algo = CpAlgo::kAllGather;
   int degree = 1;  // the cp degree: the ring's number of steps
 };
+
+// The passes a kernel's graph needs after insert-send-recv: ring
+// attention's K/V chunks go round the cp ring as (axis, offset) peers
+// (passes/insert_axis_send_recv.h); the other kernels need none.
+void add_kernel_passes(passes::PassManager& pm, const ContextParallel& cp);
 
 graph::Graph ring_attention_kernel(const KernelDims& k, const MegatronParts& megatron, int cp);
 graph::Graph ulysses_attention_kernel(const KernelDims& k, const MegatronParts& megatron);

@@ -1,8 +1,8 @@
-#include "stg/tools/roofline.h"
+#include "stg/hardware/roofline.h"
 
 #include <algorithm>
 
-namespace stg::tools {
+namespace stg::hardware {
 
 uint64_t roofline_ns(uint64_t num_ops, uint64_t tensor_size, const RooflineFigures& hw) {
   if (num_ops == 0 || tensor_size == 0) return 0;
@@ -12,4 +12,4 @@ uint64_t roofline_ns(uint64_t num_ops, uint64_t tensor_size, const RooflineFigur
   return static_cast<uint64_t>(ops / perf * 1e9);
 }
 
-}  // namespace stg::tools
+}  // namespace stg::hardware

@@ -1,4 +1,5 @@
-// The trace formats stg writes (docs/facts.md §5) and how much they carry.
+// The trace formats stg writes (docs/facts.md §5) and how much they carry:
+// choices of the options (stg/options.h) that the writers (emit/) take.
 #pragma once
 
 namespace stg::emit {

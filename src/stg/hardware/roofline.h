@@ -1,4 +1,5 @@
-// The time ASTRA-sim's analytical backend gives a compute node in roofline
+// The roofline of a device (peak compute, memory bandwidth) and the time
+// ASTRA-sim's analytical backend gives a compute node in roofline
 // mode ("roofline-enabled": 1), so that `stg validate` can flag nodes it
 // would run in 0 ns. ASTRA-sim computes, in double precision,
 //   perf = min(local_mem_bw * num_ops / tensor_size, peak_perf)   [per s]
@@ -11,7 +12,7 @@
 
 #include <cstdint>
 
-namespace stg::tools {
+namespace stg::hardware {
 
 struct RooflineFigures {
   double peak_tflops = 989;   // H100 SXM dense bf16, ASTRA-sim's example system
@@ -22,4 +23,4 @@ struct RooflineFigures {
 // (R5 rejects 0); num_ops == 0 gives 0.
 uint64_t roofline_ns(uint64_t num_ops, uint64_t tensor_size, const RooflineFigures& hw);
 
-}  // namespace stg::tools
+}  // namespace stg::hardware
