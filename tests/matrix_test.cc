@@ -1026,6 +1026,13 @@ std::vector<Config> build_matrix() {
     c.binary = true;
   });
   serve("moe", 1, 1, 2, 2, 3, 2, [](Config& c) { c.prefill = false; });
+  // Decode only, both frameworks: the prompts' token copy folded into the
+  // next node (lower/fold_token_copy.h), later steps reading the token.
+  serve("llama", 1, 2, 1, 1, 3, 1, [](Config& c) {
+    c.prefill = false;
+    c.megatron = true;
+  });
+  serve("gpt", 1, 1, 4, 1, 2, 4, [](Config& c) { c.prefill = false; });
   serve("llama", 1, 2, 1, 1, 2, 1, [](Config& c) {
     c.sp = 2;
     c.cp_algo = "ring";

@@ -9,6 +9,7 @@
 #include <thread>
 #include <utility>
 
+#include "stg/emit/astra_sim_inputs.h"
 #include "stg/emit/astra_sim_plan.h"
 #include "stg/emit/flat_writer.h"
 #include "stg/emit/trace_writer.h"
@@ -176,6 +177,12 @@ lower::LowerOptions lower_options(const Options& o, const models::Workload& w) {
   // units); Chakra's ETFeeder's attributes everywhere else.
   lo.feeder_attributes = f.feeder_attributes() || units(o, w) == Units::kPhysical;
   lo.order = f.node_order();
+  if (o.astra_sim) {
+    const emit::AstraSimMachine machine;
+    lo.roofline = {machine.peak_tflops, machine.hbm_gbps};
+  } else if (o.serving) {
+    lo.roofline = o.serving->roofline;
+  }
   w.kind->adjust_lowering(lo);
   lo.schedule = o.pipeline_schedule;
   lo.micro_batches = w.micro_batches;

@@ -21,7 +21,8 @@ struct TraceNode {
   int64_t num_ops = 0;
   uint64_t tensor_size = 0;
   int64_t comm_size = 0;
-  int64_t peer = -1;  // comm_dst of a send, comm_src of a receive
+  int64_t peer = -1;      // comm_dst of a send, comm_src of a receive
+  bool has_deps = false;  // any data or ctrl dependency
 };
 
 inline std::vector<TraceNode> read_trace_nodes(const std::string& path) {
@@ -47,6 +48,7 @@ inline std::vector<TraceNode> read_trace_nodes(const std::string& path) {
       e.compute = n.type() == v4::COMP_NODE;
       e.send = n.type() == v4::COMM_SEND_NODE;
       e.recv = n.type() == v4::COMM_RECV_NODE;
+      e.has_deps = n.data_deps_size() > 0 || n.ctrl_deps_size() > 0;
       for (const v4::AttributeProto& a : n.attr()) {
         if (a.name() == "comm_size") e.comm_size = a.int64_val();
         if (a.name() == "comm_dst" || a.name() == "comm_src") e.peer = a.int32_val();

@@ -198,9 +198,9 @@ void append_node(std::string& out, const LoweredNode& n, const RankBinding& rank
   switch (n.kind) {
     case NodeKind::kComp:
       append_key(out, "num_ops");
-      append_int(out, n.num_ops);
+      append_int(out, n.num_ops_at(0));
       append_key(out, "tensor_size");
-      append_int(out, n.tensor_size);
+      append_int(out, n.tensor_size_at(0));
       break;
     case NodeKind::kColl:
       append_key(out, "comm_size");

@@ -68,8 +68,8 @@ void fill_node(pb::Node& out, const LoweredNode& n, const RankBinding& rank, Tra
 
   switch (n.kind) {
     case NodeKind::kComp:
-      out.set_num_ops(static_cast<uint64_t>(n.num_ops));
-      out.set_tensor_size(n.tensor_size);
+      out.set_num_ops(static_cast<uint64_t>(n.num_ops_at(0)));
+      out.set_tensor_size(n.tensor_size_at(0));
       break;
     case NodeKind::kColl:
       out.set_comm_size(static_cast<uint32_t>(n.comm_size));

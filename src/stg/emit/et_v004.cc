@@ -89,8 +89,8 @@ int fill_node_v004(pb::Node& out, const LoweredNode& n, const RankBinding& rank,
   int var_attr = -1;
   switch (n.kind) {
     case NodeKind::kComp:
-      add_attr(out, "num_ops")->set_int64_val(n.num_ops);
-      add_attr(out, "tensor_size")->set_uint64_val(n.tensor_size);
+      add_attr(out, "num_ops")->set_int64_val(n.num_ops_at(0));
+      add_attr(out, "tensor_size")->set_uint64_val(n.tensor_size_at(0));
       if (full) add_attr(out, "op_type")->set_string_val(n.op_type);
       break;
     case NodeKind::kColl:

@@ -50,8 +50,9 @@ std::vector<int32_t> tensor_list_numbers(const std::vector<TensorInfoRef>& tenso
 // Which size attribute of `n` grows per decode step (in the order of
 // FlatStageWriter::StepSize), if `name` is one.
 std::optional<uint32_t> step_size(const LoweredNode& n, const std::string& name) {
-  if (name == "num_ops" && n.growth.num_ops != 0) return 0;
-  if (name == "tensor_size" && n.growth.tensor_size != 0) return 1;
+  if (name == "num_ops" && (n.growth.num_ops != 0 || n.first_step_num_ops != 0)) return 0;
+  if (name == "tensor_size" && (n.growth.tensor_size != 0 || n.first_step_tensor_size != 0))
+    return 1;
   if (name == "comm_size" && n.growth.comm_size != 0) return 2;
   return std::nullopt;
 }

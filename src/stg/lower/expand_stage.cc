@@ -80,6 +80,9 @@ StageGraph expand(const FlatStage& stage) {
       copy.comm_size = node.comm_size_at(step);
       copy.state_bytes_read = node.state_bytes_read_at(step);
       copy.growth = {};
+      copy.first_step_num_ops = 0;
+      copy.first_step_tensor_size = 0;
+      copy.previous_step_deps.clear();
       copy.phase_step = node.phase_step + step;
       copy.succeeds = -1;
       out.nodes.push_back(std::move(copy));

@@ -502,6 +502,9 @@ void FlatStage::data_deps(uint32_t node, int mb, std::vector<uint64_t>& out, int
       else
         out.push_back(id(dep, mb, stepped ? step : 0));
     }
+    if (stepped && step > 0)
+      for (uint64_t d : one_.nodes[node].previous_step_deps)
+        out.push_back(id(static_cast<uint32_t>(d), mb, step - 1));
     return;
   }
   // A node written once: the run of micro-batch dependencies stands for

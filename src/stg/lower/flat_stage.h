@@ -128,10 +128,12 @@ class FlatStage {
 
   // The sum over the node's copies of a size that is `base` in the
   // template and grows by `growth` per decode step.
-  int64_t sum_over_copies(uint32_t node, int64_t base, int64_t growth) const {
-    if (!repeated_[node] || !per_step(node)) return copies(node) * base;
+  // `first_step`: added in decode step 0 only (LoweredNode::first_step_num_ops).
+  int64_t sum_over_copies(uint32_t node, int64_t base, int64_t growth,
+                          int64_t first_step = 0) const {
+    if (!repeated_[node] || !per_step(node)) return copies(node) * (base + first_step);
     const int64_t d = steps_;
-    return int64_t{micro_batches_} * (d * base + growth * (d * (d - 1) / 2));
+    return int64_t{micro_batches_} * (d * base + growth * (d * (d - 1) / 2) + first_step);
   }
 
   // Id of the template node's copy for micro-batch `mb` and decode step

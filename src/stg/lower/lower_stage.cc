@@ -4,6 +4,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include "stg/lower/fold_token_copy.h"
 #include "stg/lower/node_order.h"
 #include "stg/util/graph_algo.h"
 
@@ -43,6 +44,11 @@ class StageLowering {
     for (int t : members_)
       if (g_[t].succeeds >= 0) nodes_[node_of_[t]].succeeds = node(g_[t].succeeds);
     drop_empty_compute();
+    std::vector<bool> token_copy(nodes_.size(), false);
+    for (int t : members_)
+      if (node_of_[t] != kNone && g_[t].feeds_next_step && g_[t].phase != graph::Phase::kDecode)
+        token_copy[node_of_[t]] = true;
+    fold_token_copies(nodes_, removed_, token_copy, options_.roofline);
     return finish();
   }
 
@@ -349,6 +355,7 @@ class StageLowering {
       LoweredNode& node = out.nodes[i];
       node.id = i;
       for (uint64_t& d : node.data_deps) d = new_id[d];
+      for (uint64_t& d : node.previous_step_deps) d = new_id[d];
       if (node.succeeds >= 0) {
         if (removed_[node.succeeds])
           throw graph::GraphError("stage " + std::to_string(stage_) + ": " + node.name +

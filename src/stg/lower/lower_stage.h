@@ -13,6 +13,7 @@
 #include "stg/lower/node_order.h"
 #include "stg/lower/schedule.h"
 #include "stg/lower/stage_graph.h"
+#include "stg/tools/roofline.h"
 
 namespace stg::lower {
 
@@ -48,6 +49,11 @@ struct LowerOptions {
   int chunks = 1;  // virtual stages per stage (interleaved)
   // How the nodes are numbered (ASTRA-sim issues the lowest ready id first).
   NodeOrder order = NodeOrder::kReference;
+  // The roofline the run is written for (--astra_sim's system, else
+  // --peak_tflops and --mem_bw_gbps): a token copy without dependencies
+  // that runs in 0 ns at it is folded into the next node
+  // (lower/fold_token_copy.h).
+  tools::RooflineFigures roofline;
 };
 
 // `members`: the stage's tensors in graph order.

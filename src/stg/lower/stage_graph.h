@@ -135,11 +135,21 @@ struct LoweredNode {
   bool per_step = false;
   int64_t succeeds = -1;
   StepGrowth growth;
+  // In a decode-step template: the work of a token copy folded into this
+  // node in decode step 0 only (lower/fold_token_copy.h), and the nodes of
+  // the step whose previous step's copies it reads from step 1 on (the
+  // folded copy's successor: the token sampled before it).
+  int64_t first_step_num_ops = 0;
+  uint64_t first_step_tensor_size = 0;
+  std::vector<uint64_t> previous_step_deps;
 
   // Sizes in decode step `step` (0: the template's own).
-  int64_t num_ops_at(int64_t step) const { return num_ops + step * growth.num_ops; }
+  int64_t num_ops_at(int64_t step) const {
+    return num_ops + step * growth.num_ops + (step == 0 ? first_step_num_ops : 0);
+  }
   uint64_t tensor_size_at(int64_t step) const {
-    return tensor_size + static_cast<uint64_t>(step * growth.tensor_size);
+    return tensor_size + static_cast<uint64_t>(step * growth.tensor_size) +
+           (step == 0 ? first_step_tensor_size : 0);
   }
   int64_t y_tensor_size_at(int64_t step) const {
     return y_tensor_size + step * growth.y_tensor_size;

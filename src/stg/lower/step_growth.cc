@@ -18,7 +18,10 @@ bool same_entries(const std::vector<TensorInfoRef>& a, const std::vector<TensorI
 
 void check_same_node(const StageGraph& s, const LoweredNode& a, const LoweredNode& b) {
   if (a.kind != b.kind || a.name != b.name || a.data_deps != b.data_deps ||
-      a.per_step != b.per_step || a.succeeds != b.succeeds || a.tag != b.tag)
+      a.per_step != b.per_step || a.succeeds != b.succeeds || a.tag != b.tag ||
+      a.previous_step_deps != b.previous_step_deps ||
+      a.first_step_num_ops != b.first_step_num_ops ||
+      a.first_step_tensor_size != b.first_step_tensor_size)
     unsupported(s, a, "changes with the context length");
   if (!same_entries(a.inputs, b.inputs) || !same_entries(a.outputs, b.outputs))
     unsupported(s, a, "reads or writes a tensor whose size depends on the context length");
@@ -48,7 +51,13 @@ void add_step_growth(StageGraph& one, const StageGraph& next, const StageGraph* 
     const LoweredNode& l = last->nodes[i];
     check_same_node(one, n, l);
     const int64_t k = steps - 1;
-    if (l.num_ops != n.num_ops_at(k) || l.tensor_size != n.tensor_size_at(k) ||
+    // `last` is lowered as a step 0: compare its sizes at step 0 with
+    // step k's grown from `one` (the folded copy's work is in both or in
+    // neither).
+    const int64_t extra_ops = k == 0 ? 0 : n.first_step_num_ops;
+    const uint64_t extra_bytes = k == 0 ? 0 : n.first_step_tensor_size;
+    if (l.num_ops_at(0) != n.num_ops_at(k) + extra_ops ||
+        l.tensor_size_at(0) != n.tensor_size_at(k) + extra_bytes ||
         l.y_tensor_size != n.y_tensor_size_at(k) || l.comm_size != n.comm_size_at(k) ||
         l.state_bytes_read != n.state_bytes_read_at(k))
       unsupported(one, n, "has a size that is not linear in the context length");

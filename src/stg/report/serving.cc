@@ -82,10 +82,14 @@ std::vector<PhaseFigures> phase_figures(const lower::FlatStage& stage, bool pref
     auto sum = [&](int64_t base, int64_t growth) { return stage.sum_over_copies(i, base, growth); };
     switch (n.kind) {
       case NodeKind::kComp:
-        all.flops += sum(n.num_ops, n.growth.num_ops);
-        all.bytes += sum(static_cast<int64_t>(n.tensor_size), n.growth.tensor_size);
-        all.bytes_read += sum(static_cast<int64_t>(n.tensor_size) - n.y_tensor_size,
-                              n.growth.tensor_size - n.growth.y_tensor_size);
+        all.flops += stage.sum_over_copies(i, n.num_ops, n.growth.num_ops, n.first_step_num_ops);
+        all.bytes +=
+            stage.sum_over_copies(i, static_cast<int64_t>(n.tensor_size), n.growth.tensor_size,
+                                  static_cast<int64_t>(n.first_step_tensor_size));
+        all.bytes_read +=
+            stage.sum_over_copies(i, static_cast<int64_t>(n.tensor_size) - n.y_tensor_size,
+                                  n.growth.tensor_size - n.growth.y_tensor_size,
+                                  static_cast<int64_t>(n.first_step_tensor_size));
         all.weight_bytes += sum(static_cast<int64_t>(n.weight_bytes_read), 0);
         all.kv_bytes += sum(static_cast<int64_t>(n.state_bytes_read), n.growth.state_bytes_read);
         break;

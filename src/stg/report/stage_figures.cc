@@ -55,7 +55,8 @@ RankStep stage_step(const lower::FlatStage& stage, const mesh::Mesh& mesh) {
   const auto& nodes = stage.one().nodes;
   for (uint32_t i = 0; i < nodes.size(); ++i) {
     const LoweredNode& n = nodes[i];
-    count(step, mesh, n, stage.copies(i), stage.sum_over_copies(i, n.num_ops, n.growth.num_ops),
+    count(step, mesh, n, stage.copies(i),
+          stage.sum_over_copies(i, n.num_ops, n.growth.num_ops, n.first_step_num_ops),
           stage.sum_over_copies(i, n.comm_size, n.growth.comm_size));
   }
   return step;
