@@ -13,7 +13,7 @@ targets=("$@")
 if [[ ! -x build/stg && " ${targets[*]} " == *" stg "* ]]; then
   echo "build.sh: building stg, about 5 minutes on two idle cores (a first build)"
 elif [[ ! -x build/stg_tests && " ${targets[*]} " == *" all "* ]]; then
-  echo "build.sh: building stg and its tests, about 20 minutes on two idle cores (a first build)"
+  echo "build.sh: building stg and its test suite (a first build; the tests are most of it)"
 fi
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
 cmake --build build -j"$(nproc)" --target "${targets[@]}"

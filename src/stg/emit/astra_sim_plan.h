@@ -36,7 +36,7 @@ AstraSimPlan plan_astra_sim(const Options& o, const std::string& rank_pattern,
 
 // A note for `notes` when a compute node of a stage with nothing before it
 // runs in 0 ns at the written system's roofline: ASTRA-sim's event queue
-// aborts at time 0 on it (tools/roofline.h; `stg validate` warns W1).
+// aborts at time 0 on it (hardware/roofline.h; `stg validate` warns W1).
 // `stages[s]` is stage s lowered with one micro-batch, or null.
 std::optional<std::string> zero_time_note(const std::vector<const StageGraph*>& stages);
 

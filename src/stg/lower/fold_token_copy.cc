@@ -6,13 +6,13 @@
 namespace stg::lower {
 
 void fold_token_copies(std::vector<LoweredNode>& nodes, std::vector<bool>& removed,
-                       const std::vector<bool>& token_copy, const tools::RooflineFigures& hw) {
+                       const std::vector<bool>& token_copy, const hardware::RooflineFigures& hw) {
   const int n = static_cast<int>(nodes.size());
   for (int i = 0; i < n; ++i) {
     const LoweredNode& copy = nodes[i];
     if (removed[i] || !token_copy[i] || copy.kind != NodeKind::kComp || copy.per_step ||
         !copy.data_deps.empty() || !copy.ctrl_deps.empty() || copy.tensor_size == 0 ||
-        tools::roofline_ns(static_cast<uint64_t>(std::max<int64_t>(copy.num_ops, 0)),
+        hardware::roofline_ns(static_cast<uint64_t>(std::max<int64_t>(copy.num_ops, 0)),
                            copy.tensor_size, hw) > 0)
       continue;
     int into = -1;

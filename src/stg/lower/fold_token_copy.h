@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "stg/lower/stage_graph.h"
-#include "stg/tools/roofline.h"
+#include "stg/hardware/roofline.h"
 
 namespace stg::lower {
 
@@ -24,6 +24,6 @@ namespace stg::lower {
 // and marks it removed. A copy with no later compute node of its
 // micro-batch is kept.
 void fold_token_copies(std::vector<LoweredNode>& nodes, std::vector<bool>& removed,
-                       const std::vector<bool>& token_copy, const tools::RooflineFigures& hw);
+                       const std::vector<bool>& token_copy, const hardware::RooflineFigures& hw);
 
 }  // namespace stg::lower

@@ -13,7 +13,7 @@
 #include "stg/lower/node_order.h"
 #include "stg/lower/schedule.h"
 #include "stg/lower/stage_graph.h"
-#include "stg/tools/roofline.h"
+#include "stg/hardware/roofline.h"
 
 namespace stg::lower {
 
@@ -53,7 +53,7 @@ struct LowerOptions {
   // --peak_tflops and --mem_bw_gbps): a token copy without dependencies
   // that runs in 0 ns at it is folded into the next node
   // (lower/fold_token_copy.h).
-  tools::RooflineFigures roofline;
+  hardware::RooflineFigures roofline;
 };
 
 // `members`: the stage's tensors in graph order.

@@ -6,7 +6,7 @@
 // those, the weights and the KV cache they read, the bytes its
 // communication carries, and its roofline time: FLOPs / peak against bytes
 // moved / bandwidth
-// (the figures of `stg validate`, tools/roofline.h). The memory of a rank:
+// (the figures of `stg validate`, hardware/roofline.h). The memory of a rank:
 // its weights, its KV caches at their full length, and activations: the
 // largest working set of one op (its activation inputs and its output, for
 // one micro-batch; the prefill's, when there is one, are the largest);
