@@ -11,7 +11,7 @@ targets=("$@")
 # A first build says how long it takes (the README's figure, measured on two
 # idle cores); later builds only recompile what changed.
 if [[ ! -x build/stg && " ${targets[*]} " == *" stg "* ]]; then
-  echo "build.sh: building stg, about 5 minutes on two idle cores (a first build)"
+  echo "build.sh: building stg, about 6 minutes on two idle cores (a first build)"
 elif [[ ! -x build/stg_tests && " ${targets[*]} " == *" all "* ]]; then
   echo "build.sh: building stg and its test suite (a first build; the tests are most of it)"
 fi
