@@ -11,8 +11,13 @@ Needs matplotlib (Debian: python3-matplotlib); draws without a display."""
 
 import argparse
 import collections
+import sys
 
-import matplotlib
+try:
+    import matplotlib
+except ImportError:
+    sys.exit("plot_plans.py: error: needs matplotlib: venv/bin/pip install '.[plot]' in a venv "
+             "(docs/python.md), or Debian's python3-matplotlib for /usr/bin/python3")
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
