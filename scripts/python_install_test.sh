@@ -12,7 +12,11 @@ trap 'rm -rf "$work"' EXIT
 
 pythons=(/usr/bin/python3)
 other=""
-for candidate in $(type -ap python3) "$HOME"/.pyenv/versions/3.1[0-9]*/bin/python3; do
+# pyenv's 3.11 first: the ABI of Debian 12's python3, so that the module
+# already built in build/ serves both and CI builds nothing twice.
+pyenv_root=${PYENV_ROOT:-${HOME:-/root}/.pyenv}
+for candidate in $(type -ap python3) "$pyenv_root"/versions/3.11*/bin/python3 \
+  "$pyenv_root"/versions/3.1[0-9]*/bin/python3; do
   [[ -x "$candidate" ]] || continue
   real=$(readlink -f "$candidate")
   [[ "$real" == /usr/bin/* || "$real" == /bin/* ]] && continue
