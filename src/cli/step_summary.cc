@@ -30,7 +30,6 @@ std::string format_step_summary(const stg::RunSummary& s,
                                 const stg::tools::MakespanResult* makespan) {
   if (s.stage_steps.empty()) return "";
   const bool physical = s.physical_units;
-  // The axes any stage sends on, in the step figures' order.
   // The axes any stage sends on: the step figures' order, then others
   // (Megatron's "dp x cp" gradient group, ...) by name.
   std::vector<std::string> axes;
@@ -44,9 +43,9 @@ std::string format_step_summary(const stg::RunSummary& s,
     for (const auto& [name, traffic] : step.axes)
       if (traffic.bytes > 0 && std::find(axes.begin(), axes.end(), name) == axes.end())
         axes.push_back(name);
+  const int64_t per_stage = s.ranks / std::max<int64_t>(1, s.stages);
   std::map<int64_t, double> done_ms;  // by stage: when its rank's step ends
-  if (makespan && makespan->completed && s.ranks > 0) {
-    const int64_t per_stage = s.ranks / std::max<int64_t>(1, s.stages);
+  if (makespan && makespan->completed && per_stage > 0) {
     for (size_t i = 0; i < makespan->ranks.size(); ++i)
       done_ms[makespan->ranks[i] / per_stage] = makespan->end_ns[i] / 1e6;
   }
@@ -65,7 +64,6 @@ std::string format_step_summary(const stg::RunSummary& s,
   if (!s.memory.empty()) head += padded("memory GiB", 12);
   if (!done_ms.empty()) head += padded("done at ms", 12);
   out += head + "\n";
-  const int64_t per_stage = s.ranks / std::max<int64_t>(1, s.stages);
   for (size_t st = 0; st < s.stage_steps.size(); ++st) {
     const int64_t first = static_cast<int64_t>(st) * per_stage;
     if (first + per_stage - 1 < s.first_rank || first > s.last_rank) continue;  // not written
