@@ -7,6 +7,7 @@
 #include "help_groups.h"
 #include "stg/mesh/axes.h"
 #include "stg/models/families/registry.h"
+#include "stg/models/mixers/mixer_row.h"
 #include "stg/models/registry.h"
 
 // The flags are added in groups, in the order --help lists them within their
@@ -136,6 +137,10 @@ void add_model_flags(CLI::App& app, GenerateFlags& f) {
                  "multi-token prediction modules after the last block, each predicting one token "
                  "further (decoder models; DeepSeek-V3: 1)",
                  stg::kMaxStacks, "an integer from 0 to " + std::to_string(stg::kMaxStacks), 0);
+  for (const stg::models::MixerRow* row : stg::models::mixer_rows())  // each row's own flags
+    for (const stg::models::RowFlag& flag : row->flags)
+      f.integers.add(app, flag.flag, f.component_flags[flag.flag], flag.help, kNoBound,
+                     "an integer >= " + std::to_string(flag.least), flag.least);
   app.add_option("--tpsp", f.tpsp, "tensor + sequence parallel layouts (0/1)");
   app.add_option("--activation_recompute", f.recompute,
                  "0/none, 1/full: recompute each block's forward before its backward, or "

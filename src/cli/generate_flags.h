@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <array>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -26,6 +27,8 @@ struct GenerateFlags {
   // An axis with two spellings (mesh/axes.h, AxisSpec::spelling): each
   // spelling's value, so that two different ones are refused.
   std::array<std::optional<int64_t>, stg::mesh::kNumAxes> axis_flag, axis_spelling;
+  // The component rows' flags (models/mixers/mixer_row.h), by flag name.
+  std::map<std::string, std::optional<int64_t>> component_flags;
   std::string astra_sim_dir;  // --astra_sim DIR: the output directory, and ASTRA-sim's inputs
   // The integer flags, checked before their values are used.
   IntegerFlags integers;

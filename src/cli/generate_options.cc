@@ -101,6 +101,8 @@ void apply_axis_spellings(const GenerateFlags& f, stg::Options& o) {
 
 std::vector<std::string> apply_text_flags(GenerateFlags& f) {
   stg::Options& o = f.options;
+  for (const auto& [flag, value] : f.component_flags)
+    if (value) o.component_flags[flag] = *value;
   apply_words(f, o);
   apply_axis_spellings(f, o);
   if (!f.astra_sim_dir.empty()) {

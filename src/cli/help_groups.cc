@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "stg/mesh/axes.h"
+#include "stg/models/mixers/mixer_row.h"
 
 namespace cli {
 
@@ -106,6 +107,13 @@ void apply_help_groups(CLI::App& app) {
     const FlagHelp axis{name, kParallelism, "1"};  // every axis flag (mesh/axes.h)
     for (const stg::mesh::AxisSpec& a : stg::mesh::kAxes)
       if (a.flag == name || a.spelling == name) help = &axis;
+    FlagHelp row_flag{name, kModel, ""};  // every component row's flag (mixer_row.h)
+    for (const stg::models::MixerRow* row : stg::models::mixer_rows())
+      for (const stg::models::RowFlag& f : row->flags)
+        if (f.flag == name) {
+          row_flag.fallback = f.fallback;
+          help = &row_flag;
+        }
     if (!help) {
       opt->group("Other");
       continue;

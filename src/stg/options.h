@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -126,6 +127,9 @@ struct Options {
   // (a preset's or a config's tie_word_embeddings); --tie_embeddings wins.
   std::optional<bool> model_tied_embeddings;
   std::optional<Recompute> activation_recompute;
+  // The flags of the component rows (models/mixers/mixer_row.h), by flag
+  // name ("--window"), as given: each row declares, checks and reads its own.
+  std::map<std::string, int64_t> component_flags;
 
   // Whose training step the trace models: a name of the framework registry
   // (frameworks/registry.h), e.g. the reference generator's or Megatron-LM's.

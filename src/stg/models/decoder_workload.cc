@@ -8,6 +8,7 @@
 #include "stg/models/decoder.h"
 #include "stg/models/families/registry.h"
 #include "stg/models/flag_binding.h"
+#include "stg/models/mixers/mixer_row.h"
 
 namespace stg::models {
 
@@ -97,6 +98,7 @@ void check_parallel_split(const expr::Values& values, const Options& o, const De
                                           ": every tensor-parallel rank needs whole KV heads");
   }
   check_cp_algo(v, o, d, degree);
+  check_mixers(d, v, o, degree);
   f.check_decoder(o, d, micro);
   if (d.any(BlockKind::kMoe)) {
     require(v.at("Experts") % ep == 0, "--experts " + num(v.at("Experts")) +
@@ -206,6 +208,7 @@ Workload decoder_workload(const Options& o, const frameworks::Framework& f, cons
   const int64_t stacks = o.num_stacks.value_or(80);
   Workload w;
   w.decoder = family.decoder(o, stacks >= 1 ? static_cast<int>(stacks) : 1);
+  place_mixers(w.decoder, o, w.notes);
   add_mtp_modules(w.decoder, o);
   const bool moe = w.decoder.any(BlockKind::kMoe);
   // The reference accepts these for every model and ignores some of them:

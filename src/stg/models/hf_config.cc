@@ -17,6 +17,7 @@
 
 #include "stg/models/families/registry.h"
 #include "stg/models/hf_fields.h"
+#include "stg/models/mixers/mixer_row.h"
 
 // nlohmann::json: the JSON library the build already links (Debian package
 // nlohmann-json3-dev, found with find_package(nlohmann_json)); a config.json
@@ -196,6 +197,7 @@ std::vector<std::string> apply_hf_config(const std::string& path, Options& o) {
   // Every field is read (and checked) before Options changes, so a refused
   // config leaves `o` as it was. The family reads its fields.
   const HfDims d = family.read_hf(cfg);
+  const std::map<std::string, int64_t> mixer_flags = read_mixers_hf(cfg);
   for (const std::string& note : d.notes) notes.push_back("--hf_config " + path + ": " + note);
   // The older families' attention has heads of hidden_size /
   // num_attention_heads; some configs (e.g. Mistral NeMo) set a different
@@ -239,6 +241,7 @@ std::vector<std::string> apply_hf_config(const std::string& path, Options& o) {
   fill(o.v_head_dim, d.v_head_dim);
   fill(o.mtp_depth, d.mtp_depth);
   if (!o.model_tied_embeddings) o.model_tied_embeddings = d.tied_embeddings;
+  for (const auto& [flag, value] : mixer_flags) o.component_flags.emplace(flag, value);
   return notes;
 }
 

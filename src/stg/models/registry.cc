@@ -14,6 +14,11 @@ Workload build_workload(const Options& o) {
   require(o.cp_algo == CpAlgo::kAllGather || (o.module_csv.empty() && family_of(o).decoder),
           "--cp_algo ring and ulysses are attention kernels of the decoder models (every "
           "--model_type but transformer, no --module_csv): drop --cp_algo or choose a decoder");
+  if (!o.component_flags.empty())
+    require(o.module_csv.empty() && family_of(o).decoder,
+            o.component_flags.begin()->first +
+                " belongs to a mixer of the decoder models (every --model_type but transformer, "
+                "no --module_csv): drop it or choose a decoder");
   Workload w = o.serving              ? inference_workload(o, f)
                : o.module_csv.empty() ? family_of(o).workload(o, f)
                                       : csv_workload(o, f);

@@ -6,9 +6,12 @@
 #pragma once
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 namespace stg::models {
+
+struct MixerRow;  // models/mixers/mixer_row.h
 
 // Attention parts (models/parts/attention.h): multi-head, grouped-query
 // (KVHead key/value heads shared by groups of query heads), or multi-head
@@ -42,6 +45,11 @@ struct BlockSpec {
   // kMtp: the kind of the module's transformer block (the other fields
   // describe its parts).
   BlockKind mtp_block = BlockKind::kDense;
+  // A mixer of a component row in place of the attention above (null: the
+  // attention part), with the row's options for this block (e.g. the
+  // window); the attention fields still describe its projections.
+  const MixerRow* mixer = nullptr;
+  std::vector<int64_t> mixer_options = {};
   bool operator==(const BlockSpec&) const = default;
 };
 

@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "stg/models/mixers/mixer_row.h"
 #include "stg/models/parts/dims.h"
 #include "stg/models/parts/mla.h"
 
@@ -39,7 +40,7 @@ Graph attention_kernel(const KernelDims& k, const MegatronParts& megatron) {
   // FLOPs of one matrix product over the (query, key, head dim) triples.
   // With the causal saving only the lower triangle of scores is computed.
   const expr::Expr per_triple =
-      d.batch_dp * d.seq_cp * d.heads_tp * d.seq * c(megatron.causal_saving ? 1 : 2);
+      d.batch_dp * d.seq_cp * d.heads_tp * charged_keys(k, megatron.causal_saving) * c(2);
   const expr::Expr qk_matmul = per_triple * k.qk_dim, v_matmul = per_triple * k.v_dim;
   Graph g;
   input(g, "q", q);
@@ -84,9 +85,8 @@ namespace {
 // norms hold no weights, nor does this one.
 constexpr int kRmsNormOps = 4;
 
-// Projections around the kernel: fused QKV (with its bias), output
-// projection; Q and K normed per head (`qk_norm`: q_normed, k_normed feed
-// the kernel, whose gradients arrive as dq_normed, dk_normed).
+}  // namespace
+
 Graph attention_projections(const Layout& l, const BlockSpec& spec) {
   using namespace typed;
   const Dims& d = dims();
@@ -152,8 +152,6 @@ Graph attention_projections(const Layout& l, const BlockSpec& spec) {
   return g;
 }
 
-}  // namespace
-
 // With one cp rank there is nothing to cross, and every algorithm is the
 // all-gather kernel.
 Graph cp_attention_kernel(const KernelDims& k, const MegatronParts& megatron,
@@ -177,6 +175,7 @@ void link_kernel(Graph& g, const std::string& kernel, const std::vector<std::str
 
 Graph attention(const Layout& l, const BlockSpec& spec, const MegatronParts& megatron,
                 const ContextParallel& cp, const KvCache& kv) {
+  if (spec.mixer) return spec.mixer->build(l, spec, megatron, cp, kv);
   if (spec.attention == AttentionKind::kMla) return latent_attention(l, megatron, cp, kv);
   const Dims& d = dims();
   const bool gqa = spec.attention == AttentionKind::kGqa;

@@ -29,6 +29,13 @@ graph::Graph attention_kernel(const KernelDims& k, const MegatronParts& megatron
 graph::Graph cp_attention_kernel(const KernelDims& k, const MegatronParts& megatron,
                                  const ContextParallel& cp);
 
+// The projections around the kernel: fused QKV (with its bias), output
+// projection; Q and K normed per head (`qk_norm`: q_normed, k_normed feed
+// the kernel, whose gradients arrive as dq_normed, dk_normed). Tensors: x,
+// o, do, dx; q, k, v for the kernel, its output attn, the gradients dq, dk,
+// dv it returns and dattn it reads.
+graph::Graph attention_projections(const Layout& l, const BlockSpec& spec);
+
 // Tensors: input x and output o in the activation layout, their gradients
 // do and dx; weights wqkv (and bqkv) and wo. The kernel crosses the
 // context-parallel axis as `cp` says (context_parallel.h). Serving (`kv`):

@@ -26,7 +26,8 @@ void add_cache_write(Graph& g, const KvCache& kv, const CacheLayout& layout, con
                      const std::string& x2, const Shape& shape, int axis, const Shape* x2_shape) {
   using namespace typed;
   // Each context-parallel rank holds 1/cp of every sequence's tokens.
-  const int cache = input(g, "kv_cache", cache_shape(dims().cache_tokens / dims().cp, layout));
+  const expr::Expr& cached = layout.cached ? *layout.cached : dims().cache_tokens;
+  const int cache = input(g, "kv_cache", cache_shape(cached / dims().cp, layout));
   graph::Tensor& c = g.mutable_tensor_keep_result(cache);
   c.role = graph::Role::kPersistent;
   c.element_bytes = kv.element_bytes;
@@ -54,10 +55,11 @@ int add_decode_attention(Graph& g, const CacheLayout& layout, const expr::Expr& 
   for (size_t i = 0; i < queries.size(); ++i)
     deps.push_back(identity(g, "attn_kernel.q_all" + (i == 0 ? "" : std::to_string(i)),
                             queries[i].name, gathered(queries[i].shape)));
+  const expr::Expr& context = layout.attended ? *layout.attended : d.context;
   const expr::Expr macs =
-      d.batch_dp * d.seq * heads * (d.context / d.cp) * (layout.score_width + layout.value_width);
+      d.batch_dp * d.seq * heads * (context / d.cp) * (layout.score_width + layout.value_width);
   const int qkv = custom(g, "attn_kernel.qkv", "kv_cache", macs,
-                         cache_shape(d.context / d.cp, layout), gathered(out), {c(1) / d.cp});
+                         cache_shape(context / d.cp, layout), gathered(out), {c(1) / d.cp});
   flops(g, macs * c(2));
   deps.push_back(g.at("kv_append"));
   g.mutable_tensor(qkv).extra_deps = deps;

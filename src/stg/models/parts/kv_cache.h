@@ -7,6 +7,7 @@
 // FLOPs and the bytes it reads grow with the context (lower/step_growth.h).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,10 @@ struct KvCache {
 struct CacheLayout {
   graph::Shape token;
   expr::Expr score_width, value_width;
+  // The tokens of a sequence the cache holds and a decode step attends over
+  // (unset: CacheTokens and the context Ctx); a windowed attention's are
+  // bounded by its window.
+  std::optional<expr::Expr> cached = {}, attended = {};
 };
 
 // Adds the cache and the op that writes the token's keys and values into

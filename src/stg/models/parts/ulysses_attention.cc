@@ -37,7 +37,7 @@ Graph ulysses_attention_kernel(const KernelDims& k, const MegatronParts& megatro
   const expr::Expr pairs = d.batch_dp * d.seq * k.qk_dim * heads_cp;
   const expr::Expr fwd_ops = pairs * c(3), bwd_ops = pairs * c(6);
   const expr::Expr per_triple =
-      d.batch_dp * d.seq * heads_cp * d.seq * c(megatron.causal_saving ? 1 : 2);
+      d.batch_dp * d.seq * heads_cp * charged_keys(k, megatron.causal_saving) * c(2);
   const expr::Expr qk_matmul = per_triple * k.qk_dim, v_matmul = per_triple * k.v_dim;
   Graph g;
   input(g, "q", q);
