@@ -208,8 +208,6 @@ Workload decoder_workload(const Options& o, const frameworks::Framework& f, cons
   const int64_t stacks = o.num_stacks.value_or(80);
   Workload w;
   w.decoder = family.decoder(o, stacks >= 1 ? static_cast<int>(stacks) : 1);
-  place_mixers(w.decoder, o, w.notes);
-  add_mtp_modules(w.decoder, o);
   const bool moe = w.decoder.any(BlockKind::kMoe);
   // The reference accepts these for every model and ignores some of them:
   // stay compatible with its command lines, but say so instead of ignoring.
@@ -225,6 +223,10 @@ Workload decoder_workload(const Options& o, const frameworks::Framework& f, cons
           "--din/--dout belong to --model_type transformer: use --dvocal for " + type);
   const int64_t batch = o.batch.value_or(64);
   const int64_t micro = bind_decoder_dims(w, o);
+  // The rows' mixers on the blocks their flags choose; a multi-token
+  // prediction module's block is like the last block.
+  place_mixers(w.decoder, w.values.by_symbol, o, w.notes);
+  add_mtp_modules(w.decoder, o);
   // The reference's dense path multiplies tp by ep; moe has ep as its own axis.
   mesh::Degrees degree = o.degree;
   if (!moe) degree["tp"] *= degree["ep"];

@@ -38,9 +38,11 @@ struct MixerRow {
   const char* name;
   std::vector<RowFlag> flags;
   // Puts the row's mixer on the blocks its flags choose (BlockSpec::mixer
-  // and mixer_options); a row none of whose flags is given does nothing.
-  // Notes say what a given flag did not change.
-  void (*place)(DecoderSpec& d, const Options& o, std::vector<std::string>& notes);
+  // and mixer_options), with the decoder's dimensions bound (`values`, by
+  // symbol); a row none of whose flags is given does nothing. Notes say
+  // what a given flag did not change.
+  void (*place)(DecoderSpec& d, const std::map<std::string, int64_t>& values, const Options& o,
+                std::vector<std::string>& notes);
   // Refuses what the row cannot build, with the run's bound dimensions
   // (by symbol) and degrees; only called when some block has the mixer.
   void (*check)(const std::map<std::string, int64_t>& values, const Options& o,
@@ -56,7 +58,8 @@ struct MixerRow {
 const std::vector<const MixerRow*>& mixer_rows();
 
 // Each row's place(), in the table's order.
-void place_mixers(DecoderSpec& d, const Options& o, std::vector<std::string>& notes);
+void place_mixers(DecoderSpec& d, const std::map<std::string, int64_t>& values, const Options& o,
+                  std::vector<std::string>& notes);
 // Each placed row's check().
 void check_mixers(const DecoderSpec& d, const std::map<std::string, int64_t>& values,
                   const Options& o, const mesh::Degrees& degree);

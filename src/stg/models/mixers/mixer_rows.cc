@@ -10,8 +10,9 @@ const std::vector<const MixerRow*>& mixer_rows() {
   return rows;
 }
 
-void place_mixers(DecoderSpec& d, const Options& o, std::vector<std::string>& notes) {
-  for (const MixerRow* row : mixer_rows()) row->place(d, o, notes);
+void place_mixers(DecoderSpec& d, const std::map<std::string, int64_t>& values, const Options& o,
+                  std::vector<std::string>& notes) {
+  for (const MixerRow* row : mixer_rows()) row->place(d, values, o, notes);
 }
 
 void check_mixers(const DecoderSpec& d, const std::map<std::string, int64_t>& values,

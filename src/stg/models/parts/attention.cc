@@ -177,6 +177,11 @@ Graph attention(const Layout& l, const BlockSpec& spec, const MegatronParts& meg
                 const ContextParallel& cp, const KvCache& kv) {
   if (spec.mixer) return spec.mixer->build(l, spec, megatron, cp, kv);
   if (spec.attention == AttentionKind::kMla) return latent_attention(l, megatron, cp, kv);
+  return attention(l, spec, megatron, cp, kv, AttentionSpan{});
+}
+
+Graph attention(const Layout& l, const BlockSpec& spec, const MegatronParts& megatron,
+                const ContextParallel& cp, const KvCache& kv, const AttentionSpan& span) {
   const Dims& d = dims();
   const bool gqa = spec.attention == AttentionKind::kGqa;
   const expr::Expr& hd = spec.own_head_dim ? d.own_head_dim : d.head_dim;
@@ -185,7 +190,7 @@ Graph attention(const Layout& l, const BlockSpec& spec, const MegatronParts& meg
   Graph g;
   g.append(attention_projections(l, spec), "", {}, {});
   // Serving: each token leaves its K and V, per KV head, in the cache.
-  const CacheLayout cache{{c(2) * hd, kv_heads}, hd, hd};
+  const CacheLayout cache{{c(2) * hd, kv_heads}, hd, hd, span.cached, span.cached};
   const graph::Shape written = {d.batch_dp, d.seq_cp, hd, kv_heads};
   if (kv.phase == ServingPhase::kDecode) {
     add_cache_write(g, kv, cache, k, "v", written, 2);
@@ -194,13 +199,24 @@ Graph attention(const Layout& l, const BlockSpec& spec, const MegatronParts& meg
     g.link("attn_kernel.qkv", "attn");
     return g;
   }
-  g.append(cp_attention_kernel({hd, hd, kv_heads, gqa}, megatron, cp), "attn_kernel.", {}, {});
+  g.append(cp_attention_kernel({hd, hd, kv_heads, gqa, span.keys, span.causal_keys}, megatron, cp),
+           "attn_kernel.", {}, {});
   if (spec.qk_norm)
     link_kernel(g, "attn_kernel.", {"q_normed", "k_normed", "v"}, {"dq_normed", "dk_normed", "dv"},
                 megatron);
   else
     link_kernel(g, "attn_kernel.", {"q", "k", "v"}, {"dq", "dk", "dv"}, megatron);
-  if (kv.phase == ServingPhase::kPrefill) add_cache_write(g, kv, cache, k, "v", written, 2);
+  if (kv.phase != ServingPhase::kPrefill) return g;
+  if (!span.cached) {
+    add_cache_write(g, kv, cache, k, "v", written, 2);
+    return g;
+  }
+  // The prefill keeps its prompts' last `cached` tokens (of each cp rank's share).
+  using namespace typed;
+  const graph::Shape kept = {d.batch_dp, *span.cached / d.cp, hd, kv_heads};
+  slice(g, "k_kept", k, 1, *span.cached / d.cp, written);
+  slice(g, "v_kept", "v", 1, *span.cached / d.cp, written);
+  add_cache_write(g, kv, cache, "k_kept", "v_kept", kept, 2);
   return g;
 }
 

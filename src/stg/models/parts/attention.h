@@ -7,6 +7,7 @@
 // own projections (models/parts/mla.h) around the same kernel.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,6 +44,20 @@ graph::Graph attention_projections(const Layout& l, const BlockSpec& spec);
 // appends its own and attends over the cache (kv_cache.h).
 graph::Graph attention(const Layout& l, const BlockSpec& spec, const MegatronParts& megatron = {},
                        const ContextParallel& cp = {}, const KvCache& kv = {});
+
+// What bounds the tokens a query sees (unset: every token before it): the
+// keys it is charged for without and with the causal saving
+// (KernelDims::keys), and the tokens of a sequence its KV cache keeps and a
+// decode step reads (the prefill writes its prompts' last ones). A mixer
+// row of a windowed attention sets them.
+struct AttentionSpan {
+  std::optional<expr::Expr> keys = {}, causal_keys = {}, cached = {};
+};
+
+// Multi-head or grouped-query attention (not a row's mixer, not MLA) over
+// `span`.
+graph::Graph attention(const Layout& l, const BlockSpec& spec, const MegatronParts& megatron,
+                       const ContextParallel& cp, const KvCache& kv, const AttentionSpan& span);
 
 // Links the kernel (appended under `kernel`) to projections that feed it
 // q, k, v (`inputs`) and read its output as "attn" and its gradients into
