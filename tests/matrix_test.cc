@@ -85,6 +85,10 @@ struct Config {
   bool causal = false;                // --causal_saving 1 (megatron)
   // --mtp_depth (multi-token prediction modules; 0: not given).
   int mtp_depth = 0;
+  // Sliding-window attention: --window of a quarter of the sequence (or
+  // prompt), --global_every (0: not given).
+  bool swa = false;
+  int global_every = 0;
   // stg infer (docs/inference.md): decode steps after the prefill (-1: a
   // training step); the batch is the requests, the sequence the prompt.
   int decode_steps = -1;
@@ -252,6 +256,8 @@ std::vector<std::string> Config::args() const {
     if (dense_blocks) add("--dense_blocks", num(dense_blocks));
   }
   if (mtp_depth) add("--mtp_depth", num(mtp_depth));
+  if (swa) add("--window", num(seq / 4));
+  if (global_every) add("--global_every", num(global_every));
   if (pp_balance_cost) add("--pp_balance", "cost");
   if (sim) add("--trace_detail", "sim");
   if (tpsp) add("--tpsp", *tpsp ? "1" : "0");
@@ -352,6 +358,8 @@ Options Config::options(const std::string& dir) const {
     if (dense_blocks) o.dense_blocks = dense_blocks;
   }
   if (mtp_depth) o.mtp_depth = mtp_depth;
+  if (swa) o.component_flags["--window"] = seq / 4;
+  if (global_every) o.component_flags["--global_every"] = global_every;
   o.pp_balance_cost = pp_balance_cost;
   if (sim) o.trace_detail = emit::TraceDetail::kSim;
   o.tpsp = tpsp;
@@ -405,6 +413,8 @@ std::string Config::name() const {
   part(schema == "v0.0.4" ? "v004" : schema == "v0.0.1" ? "v001" : "json");
   if (dense_blocks) part("dense" + std::to_string(dense_blocks));
   if (mtp_depth) part("mtp" + std::to_string(mtp_depth));
+  if (swa) part("swa");
+  if (global_every) part("global" + std::to_string(global_every));
   if (pp_balance_cost) part("ppcost");
   if (sim) part("sim");
   if (serving()) part("infer" + std::to_string(decode_steps));
@@ -1056,6 +1066,63 @@ std::vector<Config> build_matrix() {
   serve("moe", 1, 1, 1, 2, 2, 1, [&](Config& c) {
     pools(2, 3)(c);
     c.megatron = true;
+  });
+
+  // P. Sliding-window attention (docs/models_2025.md): every block local or
+  // every second one global; both frameworks, cp with the all-gather and
+  // Ulysses kernels, schedules, recompute, serving with the window's cache.
+  const auto windowed = [](int every) {
+    return [every](Config& c) {
+      c.swa = true;
+      c.global_every = every;
+    };
+  };
+  struct SwaCase {
+    std::string model, algo, schedule;
+    int dp, tp, cp, pp, every;
+    bool megatron;
+  };
+  const std::vector<SwaCase> swa_cases = {
+      {"llama", "allgather", "1f1b", 1, 2, 1, 2, 2, true},
+      {"gpt", "allgather", "none", 2, 1, 1, 1, 0, false},
+      {"llama", "allgather", "gpipe", 1, 1, 2, 2, 0, true},
+      {"llama", "ulysses", "none", 1, 1, 2, 1, 2, true},
+      {"moe", "allgather", "interleaved", 1, 1, 1, 2, 2, true},
+      {"gpt", "ulysses", "zb-h1", 1, 2, 2, 2, 0, false},
+  };
+  for (const SwaCase& k : swa_cases) {
+    Config c;
+    c.model = k.model;
+    c.cp_algo = k.algo;
+    c.schedule = k.schedule;
+    c.dp = k.dp;
+    c.tp = k.tp;
+    c.sp = k.cp;
+    c.pp = k.pp;
+    c.megatron = k.megatron;
+    c.micro_batches = 2;
+    windowed(k.every)(c);
+    if (k.schedule == "interleaved") {
+      c.vstages = 2;
+      c.stacks = 4;
+    }
+    const int i = index++;
+    c.recompute = i % 2 == 1;
+    c.causal = k.megatron && i % 3 == 0;
+    push(c);
+  }
+  serve("llama", 1, 2, 1, 1, 3, 1, windowed(0));
+  serve("llama", 1, 2, 2, 1, 2, 2, [&](Config& c) {
+    windowed(2)(c);
+    c.megatron = true;
+  });
+  serve("gpt", 1, 1, 1, 1, 2, 1, [&](Config& c) {
+    windowed(0)(c);
+    c.sp = 2;
+  });
+  serve("llama", 1, 2, 1, 1, 2, 1, [&](Config& c) {
+    windowed(0)(c);
+    pools(1, 1)(c);
   });
 
   // K. A few through the executable (compared with the in-process bytes).

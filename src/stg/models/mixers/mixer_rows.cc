@@ -5,8 +5,10 @@
 
 namespace stg::models {
 
+const MixerRow& sliding_window_row();  // sliding_window_attention.cc
+
 const std::vector<const MixerRow*>& mixer_rows() {
-  static const std::vector<const MixerRow*> rows = {};
+  static const std::vector<const MixerRow*> rows = {&sliding_window_row()};
   return rows;
 }
 
