@@ -15,6 +15,7 @@
 #include "stg/frameworks/framework.h"
 #include "stg/models/families/registry.h"
 #include "stg/models/flag_binding.h"
+#include "stg/models/mixers/mixer_row.h"
 #include "stg/models/workload.h"
 #include "stg/passes/defer_weight_gradient_gathers.h"
 #include "stg/passes/grad_update.h"
@@ -46,7 +47,9 @@ std::vector<report::BlockActivations> block_activations(const models::DecoderSpe
                    .own_expert_width = b.own_expert_width,
                    .shared_experts = b.shared_experts,
                    .latent_attention = b.attention == models::AttentionKind::kMla,
-                   .mtp_module = mtp});
+                   .mtp_module = mtp,
+                   .mixer = b.mixer ? b.mixer->activations : nullptr,
+                   .mixer_options = b.mixer_options});
   };
   for (const models::BlockSpec& b : d.blocks) add(b);
   for (const models::BlockSpec& b : d.mtp) add(b);

@@ -82,6 +82,11 @@ double block_activation_bytes(const mesh::Mesh& mesh, const expr::Values& values
     // Q and K of nope + rope dims, V and the attention output of v dims.
     attention = 2 * s * b * heads * (2 * (nope + rope) + 2 * v_dim);
   }
+  if (block.mixer) {
+    const MixerActivations m = block.mixer(block.mixer_options, s, b);
+    attention = m.split;
+    latents = m.whole;
+  }
   double mlp = 0;
   double gathered = 0;  // held whole on every tp rank, with or without sequence parallelism
   switch (block.mlp) {

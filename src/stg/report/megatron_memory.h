@@ -19,6 +19,7 @@
 #pragma once
 
 #include <string>
+#include <cstdint>
 #include <vector>
 
 #include "stg/expr/values.h"
@@ -29,6 +30,15 @@
 #include "stg/report/memory.h"
 
 namespace stg::report {
+
+// A mixer row's own activations (models/mixers/mixer_row.h): the bytes it
+// keeps for the backward pass of one micro-batch of `seq` tokens of `batch`
+// sequences on a rank, split over tp and held whole.
+struct MixerActivations {
+  double split = 0, whole = 0;
+};
+using MixerActivationsOf = MixerActivations (*)(const std::vector<int64_t>& options, double seq,
+                                                double batch);
 
 // What the count of Korthikanti et al. needs to know of one block (the
 // models' block kinds and parts, models/blocks/block_spec.h).
@@ -49,6 +59,10 @@ struct BlockActivations {
   // previous hidden state and the shifted tokens' embedding) before their
   // norms, and the joined normed pair the projection reads.
   bool mtp_module = false;
+  // A mixer row's activations in place of the attention's (null: attention),
+  // with the block's options of the row.
+  MixerActivationsOf mixer = nullptr;
+  std::vector<int64_t> mixer_options = {};
   bool operator==(const BlockActivations&) const = default;
 };
 

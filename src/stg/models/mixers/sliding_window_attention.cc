@@ -132,6 +132,7 @@ const MixerRow kSlidingWindow = {
     place,
     check,
     read_hf,
+    nullptr,  // a fused kernel keeps what full attention keeps
     build,
 };
 
