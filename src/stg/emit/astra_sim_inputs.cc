@@ -56,6 +56,22 @@ std::string dims_text(const std::vector<int64_t>& dims) {
 
 }  // namespace
 
+AstraSimMachine machine_of(const Options& o) {
+  AstraSimMachine m;
+  if (!o.gpu) return m;
+  const hardware::Gpu& g = *o.gpu;
+  const bool fp8 = o.dtype == DType::kFp8;
+  if (fp8 && g.fp8_tflops <= 0)
+    throw UsageError(std::string("--gpu ") + g.name +
+                     " has no FP8 tensor cores: use --dtype bf16 (or fp16, fp32)");
+  m.peak_tflops = fp8 ? g.fp8_tflops : g.bf16_tflops;
+  m.hbm_gbps = g.hbm_gbps;
+  m.intra_node_gbps = g.scale_up_gbps;
+  m.inter_node_gbps = g.scale_out_gbps;
+  m.gpus_per_node = g.scale_up_gpus;
+  return m;
+}
+
 std::vector<int64_t> default_network_dims(const std::vector<int64_t>& degrees,
                                           int64_t gpus_per_node) {
   std::vector<int64_t> dims;
