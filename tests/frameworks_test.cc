@@ -97,11 +97,12 @@ TEST(Frameworks, DecoderParts) {
   o.degree["pp"] = 2;
   const models::DecoderSpec gpt_blocks = models::gpt_family().decoder(o, 2);
   const models::DecoderSpec llama_blocks = models::llama_family().decoder(o, 2);
-  const models::MegatronParts reference = find("reference").decoder_parts(o, gpt_blocks, 0);
-  EXPECT_FALSE(reference.vocabulary_layers || reference.selective_recompute_core ||
+  const models::PartChoices reference = find("reference").decoder_parts(o, gpt_blocks, 0);
+  EXPECT_FALSE(reference.vocab_parallel_layers || reference.selective_recompute_core ||
                reference.experts_carved_from_dp || reference.tie_embeddings);
-  const models::MegatronParts gpt = find("megatron").decoder_parts(o, gpt_blocks, 0);
-  EXPECT_TRUE(gpt.vocabulary_layers && gpt.selective_recompute_core && gpt.experts_carved_from_dp);
+  const models::PartChoices gpt = find("megatron").decoder_parts(o, gpt_blocks, 0);
+  EXPECT_TRUE(gpt.vocab_parallel_layers && gpt.selective_recompute_core &&
+              gpt.experts_carved_from_dp);
   EXPECT_TRUE(gpt.tie_embeddings);  // gpt ties by default, llama does not
   EXPECT_TRUE(gpt.tied_stages_apart);
   EXPECT_TRUE(gpt.reduce_per_step);
@@ -120,8 +121,8 @@ class Bucketed : public Framework {
   void check_decoder(const Options& o, const models::DecoderSpec& k, int64_t m) const override {
     ref().check_decoder(o, k, m);
   }
-  models::MegatronParts decoder_parts(const Options& o, const models::DecoderSpec& k,
-                                      int z) const override {
+  models::PartChoices decoder_parts(const Options& o, const models::DecoderSpec& k,
+                                    int z) const override {
     return ref().decoder_parts(o, k, z);
   }
   passes::CollectiveCreator collective_creator() const override {

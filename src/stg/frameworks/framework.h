@@ -16,7 +16,7 @@
 #include "stg/lower/lower_stage.h"
 #include "stg/lower/node_order.h"
 #include "stg/models/blocks/block_spec.h"
-#include "stg/models/parts/megatron_parts.h"
+#include "stg/models/parts/part_choices.h"
 #include "stg/options.h"
 #include "stg/passes/insert_collectives.h"
 #include "stg/passes/pass.h"
@@ -59,8 +59,8 @@ class Framework {
   // `d`: the decoder's blocks and ends (models/blocks/block_spec.h).
   virtual void check_decoder(const Options& o, const models::DecoderSpec& d,
                              int64_t micro_batch) const = 0;
-  virtual models::MegatronParts decoder_parts(const Options& o, const models::DecoderSpec& d,
-                                              int zero_stage) const = 0;
+  virtual models::PartChoices decoder_parts(const Options& o, const models::DecoderSpec& d,
+                                            int zero_stage) const = 0;
 
   // The collectives of a sharding transition (what insert-collectives makes).
   virtual passes::CollectiveCreator collective_creator() const = 0;

@@ -6,7 +6,7 @@
 // Korthikanti et al.
 //
 // The layers and the memory formula stay beside their kind
-// (models/parts/megatron_embedding.h builds graphs like every part;
+// (models/parts/vocab_parallel_embedding.h builds graphs like every part;
 // report/megatron_memory.h computes like report/memory.h): this file only
 // chooses them.
 #include <algorithm>
@@ -102,10 +102,10 @@ class Megatron : public Framework {
                 "parallelism, so every dp x ep rank needs whole sequences");
   }
 
-  models::MegatronParts decoder_parts(const Options& o, const models::DecoderSpec& d,
-                                      int zero_stage) const override {
-    models::MegatronParts parts;
-    parts.vocabulary_layers = true;
+  models::PartChoices decoder_parts(const Options& o, const models::DecoderSpec& d,
+                                    int zero_stage) const override {
+    models::PartChoices parts;
+    parts.vocab_parallel_layers = true;
     parts.selective_recompute_core = true;
     parts.experts_carved_from_dp = true;
     parts.tie_embeddings = o.tie_embeddings.value_or(d.tied_embeddings);

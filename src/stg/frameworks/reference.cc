@@ -31,8 +31,8 @@ class Reference : public Framework {
 
   void adjust_decoder_dims(models::Workload&, const Options&, int64_t) const override {}
   void check_decoder(const Options&, const models::DecoderSpec&, int64_t) const override {}
-  models::MegatronParts decoder_parts(const Options&, const models::DecoderSpec&,
-                                      int) const override {
+  models::PartChoices decoder_parts(const Options&, const models::DecoderSpec&,
+                                    int) const override {
     return {};  // every choice off: the reference's own layers
   }
 

@@ -213,12 +213,12 @@ void check_batch_and_stages(const Options& o, int64_t batch, int64_t micro, int6
 
 // The mesh's groups beyond the axes: the stages that share the embedding,
 // DualPipe's mirrored stages and the dp x cp product gradients reduce over.
-void add_groups(Workload& w, const Options& o, const MegatronParts& megatron,
+void add_groups(Workload& w, const Options& o, const PartChoices& choices,
                 const mesh::Degrees& degree, bool ends_apart) {
   const int64_t pp = degree.stages();
   // Tied embeddings, or the input embedding's copy on the multi-token
   // prediction modules' stage (models/parts/mtp_vocabulary.h).
-  if (megatron.tied_stages_apart || (!w.decoder.mtp.empty() && ends_apart))
+  if (choices.tied_stages_apart || (!w.decoder.mtp.empty() && ends_apart))
     w.embedding_group = w.mesh.add_stage_group({"embedding", {0, w.mesh.stages() - 1}});
   // DualPipe's two copies of each pipeline stage's parameters: stages i and pp-1-i.
   if (o.pipeline_schedule == lower::Schedule::kDualPipe)
@@ -226,7 +226,7 @@ void add_groups(Workload& w, const Options& o, const MegatronParts& megatron,
       const int group = w.mesh.add_stage_group({"dualpipe", {s, pp - 1 - s}});
       if (s == 0) w.mirror_group = group;
     }
-  if (megatron.reduce_over_dp_cp && degree["dp"] > 1 && degree["sp"] > 1)
+  if (choices.reduce_over_dp_cp && degree["dp"] > 1 && degree["sp"] > 1)
     w.mesh.add_axis_product({"dp x cp", {w.mesh.find("dp"), w.mesh.find("sp")}});
 }
 
@@ -281,20 +281,20 @@ Workload decoder_workload(const Options& o, const frameworks::Framework& f, cons
   if (!w.decoder.any(AttentionKind::kGqa))
     note(o.kvhead.has_value(), "--kvhead (grouped-query attention is --model_type llama)");
   w.zero_stage = zero_stage(o);
-  const MegatronParts megatron = f.decoder_parts(o, w.decoder, w.zero_stage);
+  const PartChoices choices = f.decoder_parts(o, w.decoder, w.zero_stage);
   // Under DualPipeV the first and the last part share stage 0.
   const bool ends_apart = pp > 1 && !lower::v_shaped(o.pipeline_schedule);
   w.model = build({.spec = w.decoder,
                    .tpsp = tpsp,
                    .experts_per_rank = moe ? static_cast<int>(v.at("Experts") / ep) : 0,
-                   .megatron = megatron,
+                   .choices = choices,
                    .cp = {o.cp_algo, static_cast<int>(degree["sp"])},
                    .ends_apart = ends_apart});
   w.micro_batches = static_cast<int>(batch / micro);
   w.bindings = zero_bindings(w.zero_stage);
   w.micro_batch_renames = {{"Batch", expr::Expr::symbol("MicroBatch")}};
   bind_axes(w, degree, {Spelling::kLater});
-  add_groups(w, o, megatron, degree, ends_apart);
+  add_groups(w, o, choices, degree, ends_apart);
   check_weight_dims(w);
   return w;
 }

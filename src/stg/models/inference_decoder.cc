@@ -22,7 +22,7 @@ Graph phase_graph(const DecoderConfig& c, ServingPhase phase, int kv_element_byt
   append_decoder_blocks(g, c, {phase, kv_element_bytes});
   const int n = static_cast<int>(c.spec.blocks.size());
   append_serving_vocabulary(g, decoder_block_prefix(0), decoder_block_prefix(n - 1), c.tpsp,
-                            c.megatron, /*last_token=*/phase == ServingPhase::kPrefill);
+                            c.choices, /*last_token=*/phase == ServingPhase::kPrefill);
   return forward_part(g);
 }
 

@@ -54,17 +54,17 @@ struct Ring {
   const expr::Expr& matmul(const std::string& x) const { return x == "k" ? qk_matmul : v_matmul; }
 };
 
-Ring ring_of(const KernelDims& k, const MegatronParts& megatron, int cp) {
+Ring ring_of(const KernelDims& k, const PartChoices& choices, int cp) {
   using namespace typed;
   const Dims& d = dims();
   // One step: the all-gather kernel's counts (attention.cc) over 1/cp of
   // the keys: Q.K^T over the query/key width, P.V over the value width.
   const expr::Expr pairs = d.batch_dp * d.seq_cp * k.qk_dim * d.heads_tp;
   const expr::Expr per_triple =
-      d.batch_dp * d.seq_cp * d.heads_tp * d.seq_cp * c(megatron.causal_saving ? 1 : 2);
+      d.batch_dp * d.seq_cp * d.heads_tp * d.seq_cp * c(choices.causal_saving ? 1 : 2);
   return {.cp = cp,
-          .gqa = k.grouped && !megatron.kv_head_gradients,
-          .core = megatron.selective_recompute_core,
+          .gqa = k.grouped && !choices.kv_head_gradients,
+          .core = choices.selective_recompute_core,
           .kv_heads_tp = k.kv_heads_tp,
           .heads = {d.batch_dp, d.seq_cp, k.qk_dim, d.heads_tp},
           .o_shape = {d.batch_dp, d.seq_cp, k.v_dim, d.heads_tp},
@@ -154,8 +154,8 @@ void ring_backward(Graph& g, const Ring& r) {
 
 }  // namespace
 
-Graph ring_attention_kernel(const KernelDims& k, const MegatronParts& megatron, int cp) {
-  const Ring r = ring_of(k, megatron, cp);
+Graph ring_attention_kernel(const KernelDims& k, const PartChoices& choices, int cp) {
+  const Ring r = ring_of(k, choices, cp);
   Graph g;
   typed::input(g, "q", r.heads);
   typed::input(g, "k", r.kk);
