@@ -20,7 +20,7 @@
 #include "stg/options.h"
 #include "stg/passes/insert_collectives.h"
 #include "stg/passes/pass.h"
-#include "stg/report/megatron_memory.h"
+#include "stg/report/activation_memory.h"
 #include "stg/report/memory.h"
 
 namespace stg::models {
@@ -40,7 +40,7 @@ struct MemoryReport {
 // when they follow one instead of the graph's buffers.
 struct MemoryModel {
   std::vector<report::MemoryTerm> terms;
-  std::optional<report::MegatronMemoryOptions> activation_formula;
+  std::optional<report::ActivationMemoryOptions> activation_formula;
 };
 
 class Framework {

@@ -7,7 +7,7 @@
 //
 // The layers and the memory formula stay beside their kind
 // (models/parts/vocab_parallel_embedding.h builds graphs like every part;
-// report/megatron_memory.h computes like report/memory.h): this file only
+// report/activation_memory.h computes like report/memory.h): this file only
 // chooses them.
 #include <algorithm>
 #include <memory>
@@ -20,7 +20,7 @@
 #include "stg/passes/defer_weight_gradient_gathers.h"
 #include "stg/passes/grad_update.h"
 #include "stg/passes/gradient_precision.h"
-#include "stg/report/megatron_memory.h"
+#include "stg/report/activation_memory.h"
 
 namespace stg::frameworks {
 
@@ -157,23 +157,23 @@ class Megatron : public Framework {
   MemoryReport memory_report(const Options& o, const models::Workload& w,
                              const lower::LowerOptions& lo, const graph::Graph& g,
                              int64_t ranks_per_stage) const override {
-    const report::MegatronMemoryOptions m = memory_options(o, w, lo);
+    const report::ActivationMemoryOptions m = memory_options(o, w, lo);
     MemoryReport out;
-    out.by_stage = report::megatron_memory_by_stage(g, w.mesh, w.values, m);
-    out.text = report::format_megatron_memory(out.by_stage, ranks_per_stage, m.recompute);
+    out.by_stage = report::activation_memory_by_stage(g, w.mesh, w.values, m);
+    out.text = report::format_activation_memory(out.by_stage, ranks_per_stage, m.recompute);
     return out;
   }
   MemoryModel memory_model(const Options& o, const models::Workload& w,
                            const lower::LowerOptions& lo, const graph::Graph& g,
                            const report::PlaceOf& place) const override {
-    const report::MegatronMemoryOptions m = memory_options(o, w, lo);
-    return {report::megatron_weight_terms(g, m, place), m};
+    const report::ActivationMemoryOptions m = memory_options(o, w, lo);
+    return {report::mixed_precision_weight_terms(g, m, place), m};
   }
 
  private:
-  report::MegatronMemoryOptions memory_options(const Options& o, const models::Workload& w,
-                                               const lower::LowerOptions& lo) const {
-    report::MegatronMemoryOptions m;
+  report::ActivationMemoryOptions memory_options(const Options& o, const models::Workload& w,
+                                                 const lower::LowerOptions& lo) const {
+    report::ActivationMemoryOptions m;
     m.blocks = block_activations(w.decoder);
     m.output_layers = 1 + static_cast<int>(w.decoder.mtp.size());
     m.embedding_dropout = w.decoder.dropout;

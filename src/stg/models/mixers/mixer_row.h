@@ -20,7 +20,7 @@
 #include "stg/models/parts/layout.h"
 #include "stg/models/parts/part_choices.h"
 #include "stg/options.h"
-#include "stg/report/megatron_memory.h"
+#include "stg/report/activation_memory.h"
 
 namespace stg::models {
 
