@@ -82,6 +82,24 @@ TEST(Frameworks, GradientPasses) {
             (std::vector<std::string>{"add-weight-updates", "set-gradient-precision"}));
 }
 
+// A framework's own flag is refused by the others, naming it and its
+// framework (the reference once refused Megatron-LM's flags itself).
+TEST(FrameworkRegistry, AnotherFrameworksFlagIsRefusedNamingIt) {
+  Options o;
+  EXPECT_NO_THROW(refuse_flags_of_others(find("reference"), o));
+  o.causal_saving = false;  // given, whatever its value
+  EXPECT_EQ(find("megatron").own_flag_given(o), "--causal_saving");
+  EXPECT_EQ(find("reference").own_flag_given(o), "");
+  EXPECT_NO_THROW(refuse_flags_of_others(find("megatron"), o));
+  try {
+    refuse_flags_of_others(find("reference"), o);
+    FAIL() << "no UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(),
+                 "--causal_saving applies to --framework megatron only: add --framework megatron");
+  }
+}
+
 TEST(Frameworks, IssuePasses) {
   const Options o;
   const models::Workload w;
@@ -115,6 +133,7 @@ class Bucketed : public Framework {
  public:
   std::string_view name() const override { return "bucketed"; }
   void check(const Options& o) const override { ref().check(o); }
+  std::string own_flag_given(const Options& o) const override { return ref().own_flag_given(o); }
   void adjust_decoder_dims(models::Workload& w, const Options& o, int64_t tp) const override {
     ref().adjust_decoder_dims(w, o, tp);
   }

@@ -50,6 +50,10 @@ class Framework {
 
   // Flags and models this framework cannot honour: UsageError naming them.
   virtual void check(const Options& o) const = 0;
+  // The first flag `o` gives that only this framework reads, else empty:
+  // every other framework refuses it rather than ignore it
+  // (frameworks::refuse_flags_of_others).
+  virtual std::string own_flag_given(const Options& o) const = 0;
 
   // Decoder models (gpt, llama, moe). Dimensions the framework changes once
   // bound (`tp`: the tensor-parallel degree the vocabulary is split over);

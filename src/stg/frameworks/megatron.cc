@@ -71,6 +71,15 @@ class Megatron : public Framework {
       require(*o.grad_dtype == DType::kFp32 || *o.grad_dtype == DType::kBf16,
               "--grad_dtype is fp32 or bf16: Megatron-LM reduces gradients in one of them");
   }
+  // The flags of Megatron-LM's step, which mean nothing to the others.
+  std::string own_flag_given(const Options& o) const override {
+    if (o.tie_embeddings.has_value()) return "--tie_embeddings";
+    if (o.causal_saving.has_value()) return "--causal_saving";
+    if (o.grad_dtype.has_value()) return "--grad_dtype";
+    if (o.make_vocab_size_divisible_by.has_value()) return "--make_vocab_size_divisible_by";
+    if (o.recompute() == Recompute::kSelective) return "--activation_recompute selective";
+    return "";
+  }
 
   // Megatron-LM computes the logits over a vocabulary padded to a multiple
   // of --make_vocab_size_divisible_by x tp, so that every tp rank holds
