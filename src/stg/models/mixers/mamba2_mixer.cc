@@ -50,7 +50,11 @@ extern const MixerRow kMamba2;
 struct Mamba {
   int64_t heads, head_dim, state, groups, conv, chunk;
   explicit Mamba(const std::vector<int64_t>& o)
-      : heads(o.at(0)), head_dim(o.at(1)), state(o.at(2)), groups(o.at(3)), conv(o.at(4)),
+      : heads(o.at(0)),
+        head_dim(o.at(1)),
+        state(o.at(2)),
+        groups(o.at(3)),
+        conv(o.at(4)),
         chunk(o.at(5)) {}
   int64_t inner() const { return heads * head_dim; }
   int64_t channels() const { return inner() + 2 * groups * state; }  // the conv's
@@ -67,7 +71,8 @@ void place(DecoderSpec& d, const std::map<std::string, int64_t>& v, const Option
   const auto& f = o.component_flags;
   if (!f.count(kState)) {
     for (const char* flag : {kHeads, kHeadDim, kGroups, kConv, kChunk, kPeriod, kOffset})
-      if (f.count(flag)) notes.push_back(std::string(flag) + " has no effect without --mamba_state");
+      if (f.count(flag))
+        notes.push_back(std::string(flag) + " has no effect without --mamba_state");
     return;
   }
   const int64_t head_dim = flag_or(o, kHeadDim, 64);
@@ -77,14 +82,13 @@ void place(DecoderSpec& d, const std::map<std::string, int64_t>& v, const Option
   const int64_t chunk = std::min(flag_or(o, kChunk, 256), seq);
   require(seq % chunk == 0, "--seq " + num(seq) + " is not a multiple of --mamba_chunk " +
                                 num(chunk) + ": the scan runs over whole chunks of the sequence");
-  const std::vector<int64_t> options = {heads, head_dim,          f.at(kState),
-                                        flag_or(o, kGroups, 1), flag_or(o, kConv, 4), chunk};
-  require(heads % options[3] == 0, "--mamba_groups " + num(options[3]) +
-                                       " does not divide the " + num(heads) +
-                                       " Mamba heads: each group serves whole heads");
+  const std::vector<int64_t> options = {
+      heads, head_dim, f.at(kState), flag_or(o, kGroups, 1), flag_or(o, kConv, 4), chunk};
+  require(heads % options[3] == 0, "--mamba_groups " + num(options[3]) + " does not divide the " +
+                                       num(heads) + " Mamba heads: each group serves whole heads");
   const int64_t period = flag_or(o, kPeriod, 0), offset = flag_or(o, kOffset, 0);
-  require(period == 0 || offset < period, "--attention_offset " + num(offset) +
-                                              " is not below --attention_period " + num(period));
+  require(period == 0 || offset < period,
+          "--attention_offset " + num(offset) + " is not below --attention_period " + num(period));
   for (size_t i = 0; i < d.blocks.size(); ++i) {
     if (period > 0 && static_cast<int64_t>(i) % period == offset) continue;  // attention
     d.blocks[i].mixer = &kMamba2;
@@ -92,8 +96,7 @@ void place(DecoderSpec& d, const std::map<std::string, int64_t>& v, const Option
   }
 }
 
-void check(const std::map<std::string, int64_t>& v, const Options& o,
-           const mesh::Degrees& degree) {
+void check(const std::map<std::string, int64_t>& v, const Options& o, const mesh::Degrees& degree) {
   const int64_t tp = degree["tp"], cp = degree["sp"];
   require(cp == 1, "--mamba_state with --cp " + num(cp) +
                        ": stg does not model a scan split over the sequence; use --cp 1");
@@ -113,8 +116,10 @@ void read_hf(const HfConfig& cfg, std::map<std::string, int64_t>& flags) {
   if (!state) return;
   flags[kState] = *state;
   const std::pair<const char*, std::vector<std::string>> fields[] = {
-      {kHeads, {"mamba_n_heads", "mamba_num_heads"}}, {kHeadDim, {"mamba_d_head", "mamba_head_dim"}},
-      {kGroups, {"mamba_n_groups", "n_groups"}},       {kConv, {"mamba_d_conv", "conv_kernel"}},
+      {kHeads, {"mamba_n_heads", "mamba_num_heads"}},
+      {kHeadDim, {"mamba_d_head", "mamba_head_dim"}},
+      {kGroups, {"mamba_n_groups", "n_groups"}},
+      {kConv, {"mamba_d_conv", "conv_kernel"}},
       {kChunk, {"mamba_chunk_size", "chunk_size"}}};
   for (const auto& [flag, names] : fields)
     if (const std::optional<int64_t> v = cfg.optional_size(names)) flags[flag] = *v;
@@ -123,7 +128,8 @@ void read_hf(const HfConfig& cfg, std::map<std::string, int64_t>& flags) {
   std::string found;
   std::vector<int64_t> attention;
   int64_t layers = 0;
-  if (const nlohmann::json* types = cfg.lookup({"layer_types"}, found); types && types->is_array()) {
+  if (const nlohmann::json* types = cfg.lookup({"layer_types"}, found);
+      types && types->is_array()) {
     layers = static_cast<int64_t>(types->size());
     for (int64_t i = 0; i < layers; ++i)
       if ((*types)[static_cast<size_t>(i)] == "attention") attention.push_back(i);
@@ -181,7 +187,7 @@ Shapes shapes_of(const Mamba& m) {
           {d.batch_dp, d.seq_cp, c(m.inner()) * per_tp},
           {d.batch_dp, d.seq_cp, c(m.inner()) * per_tp},
           {xbc, c(m.conv)},  // the convolution's weights
-          {heads, c(3)},         // dt_bias, A, D
+          {heads, c(3)},     // dt_bias, A, D
           {c(m.inner()) * per_tp},
           {c(m.inner()) * per_tp, d.hidden},
           {d.batch_dp, c(1), state}};
@@ -258,14 +264,14 @@ void add_output_and_backward(Graph& g, const Layout& l, const Mamba& m, const Sh
   g.grad_of("dta");
   einsum(g, "ddt", "ddta", "wheads", "bsh,hk->bsh", s.dt, s.head_w, "dt");
   // The small weights' gradients sum over the tokens (partial over dp).
-  const int dw_heads = custom(g, "dwheads", "ddta", expr::product(s.dt), s.dt, s.head_w,
-                              {d.batch_dp, d.seq_cp});
+  const int dw_heads =
+      custom(g, "dwheads", "ddta", expr::product(s.dt), s.dt, s.head_w, {d.batch_dp, d.seq_cp});
   g.grad_of("wheads");
   g.mutable_tensor_keep_result(dw_heads).role = graph::Role::kGradient;
   einsum(g, "dxbc", "dconv", "wconv", "bsc,ck->bsc", s.xbc, s.conv_w, "xbc");
   const expr::Expr conv_macs = expr::product(s.xbc) * c(m.conv);
-  const int dw_conv = custom(g, "dwconv", "dconv", conv_macs, s.xbc, s.conv_w,
-                             {d.batch_dp, d.seq_cp});
+  const int dw_conv =
+      custom(g, "dwconv", "dconv", conv_macs, s.xbc, s.conv_w, {d.batch_dp, d.seq_cp});
   flops(g, conv_macs * c(2));
   g.grad_of("wconv");
   g.mutable_tensor_keep_result(dw_conv).role = graph::Role::kGradient;
@@ -279,7 +285,7 @@ void add_output_and_backward(Graph& g, const Layout& l, const Mamba& m, const Sh
   g.mark_backward_from(b);
 }
 
-Graph build(const Layout& l, const BlockSpec& spec, const MegatronParts&, const ContextParallel&,
+Graph build(const Layout& l, const BlockSpec& spec, const PartChoices&, const ContextParallel&,
             const KvCache& kv) {
   const Mamba m(spec.mixer_options);
   const Shapes s = shapes_of(m);

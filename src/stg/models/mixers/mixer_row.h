@@ -18,9 +18,9 @@
 #include "stg/models/parts/context_parallel.h"
 #include "stg/models/parts/kv_cache.h"
 #include "stg/models/parts/layout.h"
-#include "stg/models/parts/megatron_parts.h"
+#include "stg/models/parts/part_choices.h"
 #include "stg/options.h"
-#include "stg/report/megatron_memory.h"
+#include "stg/report/activation_memory.h"
 
 namespace stg::models {
 
@@ -54,7 +54,7 @@ struct MixerRow {
   // memory report; null: the attention's terms).
   report::MixerActivationsOf activations;
   // The block's mixer, with attention()'s ports (x, o, do, dx).
-  graph::Graph (*build)(const Layout& l, const BlockSpec& spec, const MegatronParts& megatron,
+  graph::Graph (*build)(const Layout& l, const BlockSpec& spec, const PartChoices& choices,
                         const ContextParallel& cp, const KvCache& kv);
 };
 

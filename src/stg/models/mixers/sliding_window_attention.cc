@@ -62,8 +62,7 @@ void place(DecoderSpec& d, const std::map<std::string, int64_t>& v, const Option
   if (o.serving)
     require(*window <= o.serving->prompt_len,
             "--window " + num(*window) + " lies between --prompt_len " +
-                num(o.serving->prompt_len) + " and the last decode step's context " +
-                num(longest) +
+                num(o.serving->prompt_len) + " and the last decode step's context " + num(longest) +
                 ": stg infer models a window that the prompt fills; use --window <= " +
                 num(o.serving->prompt_len) + " or >= " + num(longest));
   for (size_t i = 0; i < d.blocks.size(); ++i) {
@@ -78,8 +77,7 @@ void place(DecoderSpec& d, const std::map<std::string, int64_t>& v, const Option
   }
 }
 
-void check(const std::map<std::string, int64_t>& v, const Options& o,
-           const mesh::Degrees& degree) {
+void check(const std::map<std::string, int64_t>& v, const Options& o, const mesh::Degrees& degree) {
   const int64_t cp = degree["sp"];
   if (cp == 1) return;
   // TransformerEngine's context parallelism runs a window with the
@@ -110,13 +108,13 @@ void read_hf(const HfConfig& cfg, std::map<std::string, int64_t>& flags) {
     flags[kGlobalEvery] = *every;
 }
 
-graph::Graph build(const Layout& l, const BlockSpec& spec, const MegatronParts& megatron,
+graph::Graph build(const Layout& l, const BlockSpec& spec, const PartChoices& choices,
                    const ContextParallel& cp, const KvCache& kv) {
   const expr::Expr w = c(spec.mixer_options.at(0));
   // Per query: W keys; with the causal saving the band's W*S - W^2/2 pairs
   // over S queries.
   const expr::Expr causal = w - w * w / (c(2) * dims().seq);
-  return attention(l, spec, megatron, cp, kv, AttentionSpan{w, causal, w});
+  return attention(l, spec, choices, cp, kv, AttentionSpan{w, causal, w});
 }
 
 const MixerRow kSlidingWindow = {
