@@ -103,7 +103,7 @@ void check(const std::map<std::string, int64_t>& v, const Options& o, const mesh
   const int64_t groups = flag_or(o, kGroups, 1);
   require(groups % tp == 0, "--mamba_groups " + num(groups) + " is not divisible by --tp " +
                                 num(tp) +
-                                ": Megatron-LM splits the B and C groups over tensor-parallel "
+                                ": the B and C groups are split over tensor-parallel "
                                 "ranks; give --mamba_groups a multiple of --tp");
   const int64_t heads = flag_or(o, kHeads, 2 * v.at("Dmodel") / flag_or(o, kHeadDim, 64));
   require(heads % tp == 0, "--mamba_heads " + num(heads) + " is not divisible by --tp " + num(tp) +
