@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "et_def_v004.pb.h"
+#include "cli/flag_text.h"
 #include "stg/generate.h"
 #include "stg/lower/schedule.h"
 #include "stg/models/families/registry.h"
@@ -417,7 +418,7 @@ TEST(FeaturesRecompute, ParallelOutputValidatesClean) {
     o.degree["dp"] = o.degree["tp"] = o.degree["pp"] = 2;
     o.micro_batch = 4;
     o.activation_recompute = Recompute::kFull;
-    o.pipeline_schedule = parse_schedule(schedule);
+    o.pipeline_schedule = cli::parse_schedule(schedule);
     generate(o);
     expect_clean(o.output_dir);
     const Output out = read_output(o.output_dir);
@@ -442,7 +443,7 @@ TEST(FeaturesSchedules, ValidateCleanAndCtrlDepsOnlyWithASchedule) {
     o.degree["dp"] = o.degree["tp"] = o.degree["pp"] = 2;
     o.num_stacks = 4;
     o.micro_batch = 2;
-    o.pipeline_schedule = parse_schedule(schedule);
+    o.pipeline_schedule = cli::parse_schedule(schedule);
     o.virtual_stages = std::string(schedule) == "interleaved" ? 2 : 1;
     generate(o);
     expect_clean(o.output_dir);
@@ -593,7 +594,7 @@ TEST(FeaturesMemoryReport, MicroBatchesInFlightFollowTheSchedule) {
     o.num_stacks = 4;
     o.batch = 8;
     o.micro_batch = 1;
-    o.pipeline_schedule = parse_schedule(schedule);
+    o.pipeline_schedule = cli::parse_schedule(schedule);
     const RunSummary s = generate(o);
     by_schedule[schedule] = parse_memory(s.memory_report);
     ASSERT_EQ(by_schedule[schedule].size(), 4u) << s.memory_report;
@@ -765,7 +766,7 @@ TEST(FeaturesUnits, PhysicalScalesEinsumsAndSizes) {
     Options o = base;
     o.output_dir = tmp.sub(dtype);
     o.units = Units::kPhysical;
-    o.dtype = parse_dtype(dtype);
+    o.dtype = cli::parse_dtype(dtype);
     generate(o);
     expect_clean(o.output_dir);
     int64_t einsums = 0, kernels = 0, others = 0, comms = 0;
@@ -931,15 +932,15 @@ Options options_from(const Args& args) {
     else if (flag == "--tpsp")
       o.tpsp = yes();
     else if (flag == "--pipeline_schedule")
-      o.pipeline_schedule = parse_schedule(v);
+      o.pipeline_schedule = cli::parse_schedule(v);
     else if (flag == "--virtual_stages")
       o.virtual_stages = static_cast<int>(n());
     else if (flag == "--zero_stage")
       o.zero_stage = static_cast<int>(n());
     else if (flag == "--units")
-      o.units = parse_units(v);
+      o.units = cli::parse_units(v);
     else if (flag == "--dtype")
-      o.dtype = parse_dtype(v);
+      o.dtype = cli::parse_dtype(v);
     else
       ADD_FAILURE() << "options_from: flag " << flag << " not handled";
   }

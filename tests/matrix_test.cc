@@ -36,6 +36,7 @@
 #include <string>
 #include <vector>
 
+#include "cli/flag_text.h"
 #include "stg/generate.h"
 #include "stg/models/families/registry.h"
 #include "stg/models/hf_config.h"
@@ -292,7 +293,7 @@ std::vector<std::string> Config::args() const {
 Options Config::options(const std::string& dir) const {
   Options o;
   o.output_dir = dir;
-  o.schema = parse_schema(schema);
+  o.schema = cli::parse_schema(schema);
   o.degree["dp"] = dp;
   o.degree["tp"] = tp;
   o.degree["sp"] = sp;
@@ -380,14 +381,14 @@ Options Config::options(const std::string& dir) const {
   o.tpsp = tpsp;
   if (recompute) o.activation_recompute = Recompute::kFull;
   if (mixed_precision) o.mixed_precision = true;
-  o.pipeline_schedule = parse_schedule(schedule);
+  o.pipeline_schedule = cli::parse_schedule(schedule);
   o.virtual_stages = vstages;
   if (megatron) o.framework = "megatron";
-  o.cp_algo = parse_cp_algo(cp_algo);
+  o.cp_algo = cli::parse_cp_algo(cp_algo);
   if (causal) o.causal_saving = true;
   // Megatron without --units: the framework's default, as on the command line.
-  if (!megatron || units != "stg" || serving()) o.units = parse_units(units);
-  o.dtype = parse_dtype(dtype);
+  if (!megatron || units != "stg" || serving()) o.units = cli::parse_units(units);
+  o.dtype = cli::parse_dtype(dtype);
   return o;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "cli/flag_text.h"
 #include "stg/options.h"
 #include "support/files.h"
 #include "support/run_stg.h"
@@ -25,7 +26,7 @@ using stg_test::TempDir;
 using Env = std::map<std::string, std::string>;
 
 std::pair<int64_t, int64_t> shard_of(const std::string& text, const Env& env = {}) {
-  return parse_shard(text, [&](const char* name) -> const char* {
+  return cli::parse_shard(text, [&](const char* name) -> const char* {
     auto it = env.find(name);
     return it == env.end() ? nullptr : it->second.c_str();
   });

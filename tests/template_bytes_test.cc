@@ -32,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "cli/flag_text.h"
 #include "stg/emit/flat_writer.h"
 #include "stg/emit/stage_template.h"
 #include "stg/emit/trace_writer.h"
@@ -94,7 +95,7 @@ Options options_from(const std::vector<std::string>& args) {
     if (f == "--model_type") {
       o.model = stg::models::find_family(v).name;
     } else if (f == "--chakra_schema_version") {
-      o.schema = parse_schema(v);
+      o.schema = cli::parse_schema(v);
     } else if (f == "--dp") {
       o.degree["dp"] = n();
     } else if (f == "--tp") {
@@ -142,13 +143,13 @@ Options options_from(const std::vector<std::string>& args) {
     } else if (f == "--mixed_precision") {
       o.mixed_precision = yes();
     } else if (f == "--pipeline_schedule") {
-      o.pipeline_schedule = parse_schedule(v);
+      o.pipeline_schedule = cli::parse_schedule(v);
     } else if (f == "--virtual_stages") {
       o.virtual_stages = static_cast<int>(n());
     } else if (f == "--units") {
-      o.units = parse_units(v);
+      o.units = cli::parse_units(v);
     } else if (f == "--dtype") {
-      o.dtype = parse_dtype(v);
+      o.dtype = cli::parse_dtype(v);
     } else {
       throw std::invalid_argument("flag " + f + " is not handled by template_bytes_test.cc");
     }

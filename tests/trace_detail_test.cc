@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "et_def_v004.pb.h"
+#include "cli/flag_text.h"
 #include "stg/emit/flat_writer.h"
 #include "stg/emit/stage_template.h"
 #include "stg/emit/trace_writer.h"
@@ -86,11 +87,11 @@ std::vector<std::string> with(std::vector<std::string> args, const std::vector<s
 // The flag.
 
 TEST(TraceDetailFlag, ParsesFullAndSim) {
-  EXPECT_EQ(parse_trace_detail("full"), TraceDetail::kFull);
-  EXPECT_EQ(parse_trace_detail("sim"), TraceDetail::kSim);
+  EXPECT_EQ(cli::parse_trace_detail("full"), TraceDetail::kFull);
+  EXPECT_EQ(cli::parse_trace_detail("sim"), TraceDetail::kSim);
   EXPECT_EQ(Options{}.trace_detail, TraceDetail::kFull);
   try {
-    parse_trace_detail("lean");
+    cli::parse_trace_detail("lean");
     FAIL() << "no UsageError";
   } catch (const UsageError& e) {
     EXPECT_EQ(std::string(e.what()), "--trace_detail 'lean' is unknown: use full or sim");

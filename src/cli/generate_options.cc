@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <tuple>
 
+#include "flag_text.h"
 #include "stg/emit/astra_sim_inputs.h"
 #include "stg/frameworks/registry.h"
 #include "stg/models/families/registry.h"
@@ -38,19 +39,19 @@ void apply_words(const GenerateFlags& f, stg::Options& o) {
   if (!f.weight_sharded.empty())
     o.weight_sharded = parse_bool("--weight_sharded", f.weight_sharded);
   if (!f.tpsp.empty()) o.tpsp = parse_bool("--tpsp", f.tpsp);
-  if (!f.recompute.empty()) o.activation_recompute = stg::parse_recompute(lowercase(f.recompute));
+  if (!f.recompute.empty()) o.activation_recompute = parse_recompute(lowercase(f.recompute));
   if (!f.mixed.empty()) o.mixed_precision = parse_bool("--mixed_precision", f.mixed);
   if (!f.vram.empty()) o.print_gpu_vram = parse_bool("--print_gpu_vram", f.vram);
   if (!f.model_type.empty()) o.model = stg::models::find_family(f.model_type).name;
-  if (!f.schema.empty()) o.schema = stg::parse_schema(f.schema);
-  if (!f.trace_detail.empty()) o.trace_detail = stg::parse_trace_detail(f.trace_detail);
-  if (!f.schedule.empty()) o.pipeline_schedule = stg::parse_schedule(f.schedule);
-  if (!f.units.empty()) o.units = stg::parse_units(f.units);
-  if (!f.dtype.empty()) o.dtype = stg::parse_dtype(f.dtype);
+  if (!f.schema.empty()) o.schema = parse_schema(f.schema);
+  if (!f.trace_detail.empty()) o.trace_detail = parse_trace_detail(f.trace_detail);
+  if (!f.schedule.empty()) o.pipeline_schedule = parse_schedule(f.schedule);
+  if (!f.units.empty()) o.units = parse_units(f.units);
+  if (!f.dtype.empty()) o.dtype = parse_dtype(f.dtype);
   if (!f.framework.empty()) o.framework = stg::frameworks::find(f.framework).name();
   if (!f.tie_embeddings.empty())
     o.tie_embeddings = parse_bool("--tie_embeddings", f.tie_embeddings);
-  if (!f.cp_algo.empty()) o.cp_algo = stg::parse_cp_algo(lowercase(f.cp_algo));
+  if (!f.cp_algo.empty()) o.cp_algo = parse_cp_algo(lowercase(f.cp_algo));
   if (!f.causal_saving.empty()) o.causal_saving = parse_bool("--causal_saving", f.causal_saving);
   if (!f.pp_balance.empty()) {
     const std::string balance = lowercase(f.pp_balance);
@@ -60,7 +61,7 @@ void apply_words(const GenerateFlags& f, stg::Options& o) {
   }
   if (!f.grad_dtype.empty()) {
     try {
-      o.grad_dtype = stg::parse_dtype(f.grad_dtype);
+      o.grad_dtype = parse_dtype(f.grad_dtype);
     } catch (const stg::UsageError&) {  // --dtype's message would name fp16 and fp8
       throw stg::UsageError("--grad_dtype '" + f.grad_dtype + "' is unknown: use fp32 or bf16");
     }
@@ -139,7 +140,7 @@ std::vector<std::string> apply_text_flags(GenerateFlags& f) {
     o.astra_sim = true;
   }
   if (!f.shard.empty())
-    std::tie(o.shard_index, o.shard_count) = stg::parse_shard(
+    std::tie(o.shard_index, o.shard_count) = parse_shard(
         f.shard, [](const char* name) { return static_cast<const char*>(std::getenv(name)); });
   if (!f.gpu.empty()) apply_gpu(f, o);
   if (!f.preset.empty() && !f.hf_config.empty())

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "flag_text.h"
 #include "stg/lower/schedule_timeline.h"
 #include "stg/options.h"
 
@@ -20,7 +21,7 @@ std::string figure(double v) {
 
 std::string schedule_chart_text(const ScheduleChartRequest& r) {
   using stg::lower::Schedule;
-  const Schedule schedule = stg::parse_schedule(r.schedule);
+  const Schedule schedule = parse_schedule(r.schedule);
   if (schedule == Schedule::kNone)
     throw stg::UsageError(
         "--schedule none has no order to draw: use gpipe, 1f1b, interleaved, "

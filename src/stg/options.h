@@ -37,23 +37,8 @@ enum class Recompute { kNone, kFull, kSelective };
 // turned into a head split by all-to-alls (DeepSpeed-Ulysses).
 enum class CpAlgo { kAllGather, kRing, kUlysses };
 
-// Flag text -> enum; UsageError naming the flag and the valid choices.
-emit::Schema parse_schema(std::string_view text);             // --chakra_schema_version
-emit::TraceDetail parse_trace_detail(std::string_view text);  // --trace_detail
-lower::Schedule parse_schedule(std::string_view text);        // --pipeline_schedule
-Units parse_units(std::string_view text);                     // --units
-DType parse_dtype(std::string_view text);                     // --dtype
-const char* dtype_name(DType dtype);                          // "bf16", as --dtype spells it
-// 0/1/true/false/yes/no as none/full, or none, full, selective.
-Recompute parse_recompute(std::string_view text);  // --activation_recompute
+const char* dtype_name(DType dtype);  // "bf16", as --dtype spells it
 int64_t dtype_bytes(DType dtype);
-CpAlgo parse_cp_algo(std::string_view text);  // --cp_algo
-
-// --shard "i/n", or "auto": i and n from the launcher's variables (Open MPI,
-// PMI, Slurm tasks or job array), read through `getenv` (injected so that
-// tests need no environment). Returns {i, n}.
-std::pair<int64_t, int64_t> parse_shard(std::string_view text,
-                                        const std::function<const char*(const char*)>& getenv);
 
 // Upper bounds of integer flags (generate() refuses more; the command line
 // refuses text beyond them before converting it).
