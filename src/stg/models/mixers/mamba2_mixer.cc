@@ -135,8 +135,11 @@ void read_hf(const HfConfig& cfg, std::map<std::string, int64_t>& flags) {
       if ((*types)[static_cast<size_t>(i)] == "attention") attention.push_back(i);
   } else if (const nlohmann::json* at = cfg.lookup({"attn_layer_indices"}, found);
              at && at->is_array()) {
-    for (const nlohmann::json& i : *at)
-      if (i.is_number_integer()) attention.push_back(i.get<int64_t>());
+    for (const nlohmann::json& i : *at) {
+      if (!i.is_number_integer() || i.get<int64_t>() < 0)
+        cfg.fail("field '" + found + "' holds " + i.dump() + ": expected layer numbers >= 0");
+      attention.push_back(i.get<int64_t>());
+    }
   }
   if (attention.empty()) return;
   if (layers == 0) layers = cfg.optional_size({"num_hidden_layers"}).value_or(0);
