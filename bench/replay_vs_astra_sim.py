@@ -1,0 +1,268 @@
+#!/usr/bin/env python3
+"""stg's replay against ASTRA-sim, rank by rank, over a matrix of trace sets.
+
+Usage: python3 bench/replay_vs_astra_sim.py ASTRA_SIM_BINARY [--stg PATH]
+           [--jobs N] [--only TEXT] [--keep DIR] [--output FILE]
+           [--replay_args "ARGS"]
+
+For each case of the matrix below (both frameworks, every pipeline schedule,
+context parallelism with every --cp_algo, MoE with --ep, world-group
+collectives on multi-dimensional networks, 16 ranks across nodes, `stg infer`
+serving with and without --disaggregate; small sizes, seconds each) it
+  1. writes the trace set with `stg ... --astra_sim DIR` (network.yml,
+     system.json, run.sh next to the traces),
+  2. runs ASTRA-sim on it (`DIR/run.sh BINARY`) and reads every rank's
+     "sys[R] finished, T cycles" line (1 cycle = 1 ns),
+  3. runs `stg validate --replay DIR --json` (plus --replay_args) and reads
+     the makespan's end time of every rank,
+and prints one row per case: the ranks, ASTRA-sim's and stg's last finish,
+and the largest |stg / ASTRA-sim - 1| over the ranks (with that rank). The
+last lines give the largest and the median of those per-case figures, the
+median over all ranks, and how many cases are within 2% on every rank.
+
+ASTRA_SIM_BINARY is AstraSim_Analytical_Congestion_Unaware. It is not part
+of stg and this script is not run in CI; without the binary the script says
+how to build it and exits with 0 ("skipped"). To build it (about 6 minutes
+on two cores; needs cmake, a C++17 compiler, protobuf and yaml-cpp):
+  git clone --recursive https://github.com/astra-sim/astra-sim.git
+  cd astra-sim && ./build/astra_analytical/build.sh -t congestion_unaware
+  # -> build/astra_analytical/build/bin/AstraSim_Analytical_Congestion_Unaware
+(ASTRA-sim's README has the details; the comparison in bench/
+replay_vs_astra_sim.txt used astra-sim 518bd513ae11 with the analytical
+network backend 599a0473a9a7.)
+
+Exit status: 0 (also when skipped), 1 when a case fails to generate or to
+run, 2 for a usage error.
+"""
+import argparse
+import concurrent.futures
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+SMALL = "--num_stacks 4 --dmodel 256 --dff 1024 --head 8 --seq 128 --batch 16"
+MEDIUM = "--num_stacks 4 --dmodel 1024 --dff 4096 --head 16 --seq 1024 --batch 16"
+SCHEDULES = ["none", "gpipe", "1f1b", "interleaved --virtual_stages 2", "zb-h1", "dualpipe",
+             "dualpipev"]
+FRAMEWORKS = ["reference", "megatron"]
+
+
+def short_schedule(s):
+    return s.split()[0]
+
+
+def training_cases():
+    cases = []
+    for fw in FRAMEWORKS:
+        units = " --units physical" if fw == "reference" else ""
+        for s in SCHEDULES:
+            for size_name, size in (("small", SMALL), ("medium", MEDIUM)):
+                cases.append((f"{fw}/gpt/dp2tp2pp2/{short_schedule(s)}/{size_name}",
+                              f"--framework {fw} --model_type gpt --dp 2 --tp 2 --pp 2 {size} "
+                              f"--micro_batch 4 --pipeline_schedule {s}{units}"))
+            cases.append((f"{fw}/llama/dp2tp2pp2/{short_schedule(s)}",
+                          f"--framework {fw} --model_type llama --kvhead 4 --dp 2 --tp 2 --pp 2 "
+                          f"{SMALL} --micro_batch 4 --pipeline_schedule {s}{units}"))
+        for s in ("none", "1f1b", "interleaved --virtual_stages 2", "zb-h1", "dualpipev"):
+            cases.append((f"{fw}/moe/dp2tp2pp2ep2/{short_schedule(s)}",
+                          f"--framework {fw} --model_type moe --kvhead 4 --dp 2 --tp 2 --pp 2 "
+                          f"--ep 2 {SMALL} --micro_batch 4 --pipeline_schedule {s}{units}"))
+        for algo in ("allgather", "ring", "ulysses"):
+            for s in ("none", "1f1b", "interleaved --virtual_stages 2"):
+                cases.append((f"{fw}/llama/tp2pp2cp2/{algo}/{short_schedule(s)}",
+                              f"--framework {fw} --model_type llama --kvhead 4 --tp 2 --pp 2 "
+                              f"--cp 2 --cp_algo {algo} {SMALL} --micro_batch 4 "
+                              f"--pipeline_schedule {s}{units}"))
+        cases += [
+            (f"{fw}/gpt/dp8", f"--framework {fw} --model_type gpt --dp 8 {SMALL}{units}"),
+            (f"{fw}/gpt/tp8", f"--framework {fw} --model_type gpt --tp 8 {SMALL}{units}"),
+            (f"{fw}/gpt/tp4dp2/net2,2,2",
+             f"--framework {fw} --model_type gpt --tp 4 --dp 2 {SMALL}{units} "
+             "--network_dims 2,2,2"),
+            (f"{fw}/gpt/dp2tp2pp4/16ranks",
+             f"--framework {fw} --model_type gpt --dp 2 --tp 2 --pp 4 {SMALL} --micro_batch 4 "
+             f"--pipeline_schedule 1f1b{units}"),
+            (f"{fw}/gpt/dp4tp2pp2/16ranks/zero3",
+             f"--framework {fw} --model_type gpt --dp 4 --tp 2 --pp 2 {SMALL} --micro_batch 4 "
+             f"--pipeline_schedule 1f1b --zero_stage 3{units}"),
+            (f"{fw}/llama/dp2tp2pp2/recompute",
+             f"--framework {fw} --model_type llama --kvhead 4 --dp 2 --tp 2 --pp 2 {SMALL} "
+             f"--micro_batch 4 --pipeline_schedule 1f1b --activation_recompute "
+             f"{'1' if fw == 'reference' else 'full'}{units}"),
+            (f"{fw}/moe/dp4tp2ep4", f"--framework {fw} --model_type moe --kvhead 4 --dp 4 "
+             f"--tp 2 --ep 4 {SMALL} --batch 32 --micro_batch 16{units}"),
+        ]
+    cases += [
+        ("reference/seed/dp2tp2pp2/physical", "--dp 2 --tp 2 --pp 2 --units physical"),
+        ("reference/seed/dp2tp2pp2/stg-units", "--dp 2 --tp 2 --pp 2"),
+        ("reference/gpt/dp2tp2pp2/sp2", f"--model_type gpt --dp 2 --tp 2 --pp 2 --sp 2 "
+         f"--weight_sharded 1 {SMALL} --micro_batch 4 --units physical"),
+    ]
+    return cases
+
+
+def serving_cases():
+    llama = "infer --model llama3-8b --num_stacks 4 --prompt_len 256"
+    deepseek = ("infer --model deepseek-v3 --num_stacks 4 --dense_blocks 1 --experts 16 "
+                "--prompt_len 256")
+    cases = []
+    for fw in FRAMEWORKS:
+        cases += [
+            (f"infer/{fw}/llama/tp2pp2",
+             f"{llama} --framework {fw} --tp 2 --pp 2 --requests 16 --micro_batch 8 "
+             "--decode_steps 2"),
+            (f"infer/{fw}/llama/dp2tp2pp2",
+             f"{llama} --framework {fw} --dp 2 --tp 2 --pp 2 --requests 32 --micro_batch 16 "
+             "--decode_steps 2"),
+            (f"infer/{fw}/llama/tp4/prefill-only",
+             f"{llama} --framework {fw} --tp 4 --requests 16 --decode_steps 0"),
+            (f"infer/{fw}/llama/tp2/decode-only",
+             f"{llama} --framework {fw} --tp 2 --requests 16 --decode_steps 4 --prefill 0"),
+            (f"infer/{fw}/llama/tp2/disaggregate1:1",
+             f"{llama} --framework {fw} --tp 2 --requests 16 --decode_steps 4 "
+             "--disaggregate 1:1"),
+            (f"infer/{fw}/llama/tp2/disaggregate1:2",
+             f"{llama} --framework {fw} --tp 2 --requests 16 --decode_steps 4 "
+             "--disaggregate 1:2"),
+            (f"infer/{fw}/llama/tp2pp2/disaggregate2:1",
+             f"{llama} --framework {fw} --tp 2 --pp 2 --requests 16 --micro_batch 8 "
+             "--decode_steps 2 --disaggregate 2:1"),
+            (f"infer/{fw}/llama/tp2cp2", f"{llama} --framework {fw} --tp 2 --cp 2 --requests 8 "
+             "--prompt_len 1024 --decode_steps 2"),
+        ]
+    cases += [
+        ("infer/megatron/deepseek/dp2tp2pp2ep2",
+         f"{deepseek} --framework megatron --dp 2 --tp 2 --pp 2 --ep 2 --requests 32 "
+         "--micro_batch 16 --decode_steps 2"),
+        ("infer/megatron/deepseek/dp2tp2ep2/disaggregate1:1",
+         f"{deepseek} --framework megatron --dp 2 --tp 2 --ep 2 --requests 32 --micro_batch 16 "
+         "--decode_steps 2 --disaggregate 1:1"),
+        ("infer/reference/mixtral/tp2ep2",
+         "infer --model mixtral-8x7b --num_stacks 4 --tp 2 --ep 2 --requests 16 "
+         "--prompt_len 256 --decode_steps 2"),
+    ]
+    return cases
+
+
+def all_cases():
+    return training_cases() + serving_cases()
+
+
+def run(cmd, timeout=900):
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    return p.returncode, p.stdout + p.stderr
+
+
+def astra_sim_finish(d, binary):
+    """Every rank's finish time from ASTRA-sim, or an error text."""
+    rc, out = run(["bash", os.path.join(d, "run.sh"), binary])
+    ranks = len([f for f in os.listdir(d) if re.fullmatch(r"workload\.\d+\.et", f)])
+    finish = {int(r): int(t) for r, t in re.findall(r"sys\[(\d+)\] finished, (\d+) cycles", out)}
+    if rc != 0 or len(finish) != ranks:
+        return None, f"ASTRA-sim: {len(finish)} of {ranks} ranks finished (run.sh status {rc})"
+    return [finish[r] for r in range(ranks)], ""
+
+
+def stg_finish(d, stg, replay_args):
+    rc, out = run([stg, "validate", "--replay", d, "--json"] + replay_args)
+    try:
+        j = json.loads(out[out.index("{"):])
+        return [float(t) for t in j["makespan"]["end_ns"]], ""
+    except (ValueError, KeyError, TypeError):
+        return None, "stg validate: " + " ".join(out.strip().splitlines()[-2:])[:200]
+
+
+def measure(case, stg, binary, work, replay_args):
+    name, args = case
+    d = os.path.join(work, re.sub(r"[^A-Za-z0-9_.-]+", "_", name))
+    shutil.rmtree(d, ignore_errors=True)
+    rc, out = run([stg] + args.split() + ["--astra_sim", d, "--quiet"])
+    if rc != 0:
+        return {"name": name, "error": "stg: " + out.strip().splitlines()[-1][:200]}
+    astra, error = astra_sim_finish(d, binary)
+    if astra is None:
+        return {"name": name, "error": error}
+    ours, error = stg_finish(d, stg, replay_args)
+    if ours is None or len(ours) != len(astra):
+        return {"name": name, "error": error or "stg validate: rank count differs"}
+    errors = [abs(s / a - 1) if a else abs(s) for s, a in zip(ours, astra)]
+    worst = max(range(len(errors)), key=lambda r: errors[r])
+    return {"name": name, "ranks": len(astra), "astra_max": max(astra), "stg_max": max(ours),
+            "worst": errors[worst], "worst_rank": worst, "errors": errors}
+
+
+def table(results):
+    lines = [f"{'case':52} {'ranks':>5} {'ASTRA-sim ns':>14} {'stg ns':>14} "
+             f"{'max|stg/A-1|':>12} {'rank':>4}"]
+    for r in results:
+        if "error" in r:
+            lines.append(f"{r['name']:52} {'failed: ' + r['error']}")
+            continue
+        lines.append(f"{r['name']:52} {r['ranks']:5d} {r['astra_max']:14,d} "
+                     f"{round(r['stg_max']):14,d} {r['worst']:12.4f} {r['worst_rank']:4d}")
+    done = [r for r in results if "error" not in r]
+    if not done:
+        return lines + ["no case measured"]
+    worst = [r["worst"] for r in done]
+    every = [e for r in done for e in r["errors"]]
+    within = sum(1 for w in worst if w <= 0.02)
+    lines += [
+        f"cases: {len(results)} ({len(results) - len(done)} failed), ranks: {len(every)}",
+        f"per-case max |stg/ASTRA-sim - 1|: largest {max(worst):.4f}, "
+        f"median {statistics.median(worst):.4f}",
+        f"over all ranks: median {statistics.median(every):.4f}",
+        f"within 2% on every rank: {within} of {len(done)} cases",
+    ]
+    return lines
+
+
+def parse_args():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("astra_sim", help="AstraSim_Analytical_Congestion_Unaware binary")
+    p.add_argument("--stg", default="build/stg", help="stg binary (default build/stg)")
+    p.add_argument("--jobs", type=int, default=1, help="cases run at once (default 1)")
+    p.add_argument("--only", default="", help="only the cases whose name contains TEXT")
+    p.add_argument("--keep", default="", help="write the trace sets into DIR and keep them")
+    p.add_argument("--output", default="", help="also write the table to FILE")
+    p.add_argument("--replay_args", default="", help="extra flags for stg validate --replay")
+    return p.parse_args()
+
+
+def main():
+    a = parse_args()
+    if not (os.path.isfile(a.astra_sim) and os.access(a.astra_sim, os.X_OK)):
+        print(f"replay_vs_astra_sim: skipped: no ASTRA-sim binary at {a.astra_sim}; build "
+              "AstraSim_Analytical_Congestion_Unaware as this script's header says "
+              "(python3 bench/replay_vs_astra_sim.py --help)")
+        return 0
+    if not os.access(a.stg, os.X_OK):
+        print(f"replay_vs_astra_sim: error: --stg {a.stg} is not an executable: build stg "
+              "(bash scripts/build.sh) or name one", file=sys.stderr)
+        return 2
+    stg, binary = os.path.abspath(a.stg), os.path.abspath(a.astra_sim)
+    cases = [c for c in all_cases() if a.only in c[0]]
+    work = os.path.abspath(a.keep) if a.keep else tempfile.mkdtemp(prefix="stg_vs_astra_")
+    os.makedirs(work, exist_ok=True)
+    try:
+        with concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as pool:
+            results = list(pool.map(
+                lambda c: measure(c, stg, binary, work, a.replay_args.split()), cases))
+    finally:
+        if not a.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    text = "\n".join(table(results)) + "\n"
+    sys.stdout.write(text)
+    if a.output:
+        with open(a.output, "w") as f:
+            f.write(text)
+    return 1 if any("error" in r for r in results) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
