@@ -16,9 +16,14 @@ serving with and without --disaggregate; small sizes, seconds each) it
   3. runs `stg validate --replay DIR --json` (plus --replay_args) and reads
      the makespan's end time of every rank,
 and prints one row per case: the ranks, ASTRA-sim's and stg's last finish,
-and the largest |stg / ASTRA-sim - 1| over the ranks (with that rank). The
-last lines give the largest and the median of those per-case figures, the
-median over all ranks, and how many cases are within 2% on every rank.
+the largest |stg / ASTRA-sim - 1| over the ranks (with that rank), how many
+ranks finish at the same nanosecond, and |makespan / ASTRA-sim's last
+finish - 1| of `--print_makespan` (the replay of one rank per pipeline
+stage, at generation; "-" for the cases whose network or system file the
+script edits after generation: ASTRA-sim's other topologies, bandwidths and
+latencies per dimension, and system settings). The last lines give the
+largest and the median of the per-case figures, the median over all ranks,
+and how many cases are within 2% on every rank.
 
 ASTRA_SIM_BINARY is AstraSim_Analytical_Congestion_Unaware. It is not part
 of stg and this script is not run in CI; without the binary the script says
@@ -149,8 +154,65 @@ def serving_cases():
     return cases
 
 
+# Edits of the written network.yml / system.json: ASTRA-sim's other
+# topologies, bandwidths and latencies per dimension, and system settings.
+VARIANTS = [
+    ("ring-topology", {"topology": "Ring"}, {}),
+    ("fully-connected", {"topology": "FullyConnected"}, {}),
+    ("mixed-bw-latency", {"bandwidth": [300.0, 75.0, 25.0, 50.0],
+                          "latency": [200.0, 1500.0, 5000.0, 800.0]},
+     {}),
+    ("baseline-allreduce", {}, {"collective-optimization": "baseline"}),
+    ("1-active-chunk", {}, {"active-chunks-per-dimension": 1}),
+    ("16-splits-4-active", {}, {"preferred-dataset-splits": 16, "active-chunks-per-dimension": 4}),
+    ("1-split", {}, {"preferred-dataset-splits": 1}),
+    ("endpoint-delay-500", {}, {"endpoint-delay": 500}),
+    ("slow-local-mem", {}, {"local-mem-bw": 50}),
+    ("fifo-h200-like", {}, {"scheduling-policy": "FIFO", "peak-perf": 1979, "local-mem-bw": 4800}),
+    ("roofline-off", {}, {"roofline-enabled": 0}),
+]
+VARIANT_BASES = [
+    ("megatron/gpt/dp2tp2pp2/1f1b/medium",
+     f"--framework megatron --model_type gpt --dp 2 --tp 2 --pp 2 {MEDIUM} --micro_batch 4 "
+     "--pipeline_schedule 1f1b"),
+    ("reference/gpt/tp8/net2,2,2",
+     f"--model_type gpt --tp 8 {SMALL} --units physical --network_dims 2,2,2"),
+    ("reference/moe/dp2tp2pp2ep2/1f1b",
+     f"--model_type moe --kvhead 4 --dp 2 --tp 2 --pp 2 --ep 2 {SMALL} --micro_batch 4 "
+     "--pipeline_schedule 1f1b --units physical"),
+]
+
+
+def variant_cases():
+    cases = []
+    for name, args in VARIANT_BASES:
+        for variant, network, system in VARIANTS:
+            cases.append((f"{name}/{variant}", args, (network, system)))
+    return cases
+
+
 def all_cases():
-    return training_cases() + serving_cases()
+    plain = [(n, a, None) for n, a in training_cases() + serving_cases()]
+    return plain + variant_cases()
+
+
+def edit_inputs(d, edits):
+    """Applies a variant's edits to the network.yml and system.json in d."""
+    network, system = edits
+    path = os.path.join(d, "network.yml")
+    lines = open(path).read().splitlines()
+    dims = len(next(l for l in lines if l.startswith("npus_count")).split(","))
+    for i, line in enumerate(lines):
+        key = line.split(":")[0]
+        if key in network:
+            value = network[key]
+            values = value[:dims] if isinstance(value, list) else [value] * dims
+            lines[i] = f"{key}: [ {', '.join(str(x) for x in values)} ]"
+    open(path, "w").write("\n".join(lines) + "\n")
+    path = os.path.join(d, "system.json")
+    j = json.load(open(path))
+    j.update(system)
+    json.dump(j, open(path, "w"), indent=2)
 
 
 def run(cmd, timeout=900):
@@ -178,12 +240,16 @@ def stg_finish(d, stg, replay_args):
 
 
 def measure(case, stg, binary, work, replay_args):
-    name, args = case
+    name, args, edits = case
     d = os.path.join(work, re.sub(r"[^A-Za-z0-9_.-]+", "_", name))
     shutil.rmtree(d, ignore_errors=True)
-    rc, out = run([stg] + args.split() + ["--astra_sim", d, "--quiet"])
+    rc, out = run([stg] + args.split() + ["--astra_sim", d, "--quiet", "--print_makespan"])
     if rc != 0:
         return {"name": name, "error": "stg: " + out.strip().splitlines()[-1][:200]}
+    by_stage = re.search(r"makespan: (\d+) ns over one rank per pipeline stage", out)
+    by_stage = int(by_stage.group(1)) if by_stage and not edits else None
+    if edits:
+        edit_inputs(d, edits)
     astra, error = astra_sim_finish(d, binary)
     if astra is None:
         return {"name": name, "error": error}
@@ -193,31 +259,39 @@ def measure(case, stg, binary, work, replay_args):
     errors = [abs(s / a - 1) if a else abs(s) for s, a in zip(ours, astra)]
     worst = max(range(len(errors)), key=lambda r: errors[r])
     return {"name": name, "ranks": len(astra), "astra_max": max(astra), "stg_max": max(ours),
-            "worst": errors[worst], "worst_rank": worst, "errors": errors}
+            "worst": errors[worst], "worst_rank": worst, "errors": errors,
+            "exact": sum(1 for a, o in zip(astra, ours) if round(o) == a),
+            "by_stage": None if by_stage is None else abs(by_stage / max(astra) - 1)}
 
 
 def table(results):
-    lines = [f"{'case':52} {'ranks':>5} {'ASTRA-sim ns':>14} {'stg ns':>14} "
-             f"{'max|stg/A-1|':>12} {'rank':>4}"]
+    lines = [f"{'case':56} {'ranks':>5} {'ASTRA-sim ns':>15} {'stg ns':>15} "
+             f"{'max|stg/A-1|':>12} {'rank':>4} {'exact':>5} {'by stage':>8}"]
     for r in results:
         if "error" in r:
-            lines.append(f"{r['name']:52} {'failed: ' + r['error']}")
+            lines.append(f"{r['name']:56} {'failed: ' + r['error']}")
             continue
-        lines.append(f"{r['name']:52} {r['ranks']:5d} {r['astra_max']:14,d} "
-                     f"{round(r['stg_max']):14,d} {r['worst']:12.4f} {r['worst_rank']:4d}")
+        stage = "-" if r["by_stage"] is None else f"{r['by_stage']:.4f}"
+        lines.append(f"{r['name']:56} {r['ranks']:5d} {r['astra_max']:15,d} "
+                     f"{round(r['stg_max']):15,d} {r['worst']:12.4f} {r['worst_rank']:4d} "
+                     f"{r['exact']:5d} {stage:>8}")
     done = [r for r in results if "error" not in r]
     if not done:
         return lines + ["no case measured"]
     worst = [r["worst"] for r in done]
     every = [e for r in done for e in r["errors"]]
-    within = sum(1 for w in worst if w <= 0.02)
+    stages = [r["by_stage"] for r in done if r["by_stage"] is not None]
     lines += [
-        f"cases: {len(results)} ({len(results) - len(done)} failed), ranks: {len(every)}",
+        f"cases: {len(results)} ({len(results) - len(done)} failed), ranks: {len(every)}, "
+        f"ranks equal to the ns: {sum(r['exact'] for r in done)}",
         f"per-case max |stg/ASTRA-sim - 1|: largest {max(worst):.4f}, "
         f"median {statistics.median(worst):.4f}",
         f"over all ranks: median {statistics.median(every):.4f}",
-        f"within 2% on every rank: {within} of {len(done)} cases",
+        f"within 2% on every rank: {sum(1 for w in worst if w <= 0.02)} of {len(done)} cases",
     ]
+    if stages:
+        lines.append(f"--print_makespan (by stage) vs ASTRA-sim's last finish, {len(stages)} "
+                     f"cases: largest {max(stages):.4f}, median {statistics.median(stages):.4f}")
     return lines
 
 
