@@ -306,6 +306,10 @@ MakespanResult makespan_by_stage(const std::string& dir, const std::string& comm
 std::string makespan_summary(const MakespanResult& r) {
   if (!r.error.empty()) return "makespan: not measured: " + r.error + "\n";
   std::string out = "makespan: " + ns(r.makespan_ns) + " ns (" + model(r) + ")\n";
+  // On a network, what ASTRA-sim prints as "sys[R] finished, T cycles".
+  if (!r.network.empty())
+    out += "finish per rank (ns)" + std::string(r.end_ns.size() <= 32 ? ":" : "") +
+           listed(r.end_ns) + "\n";
   return out + "compute idle per rank (ns)" + (r.idle_ns.size() <= 32 ? ":" : "") +
          listed(r.idle_ns) + "\n";
 }
@@ -319,6 +323,9 @@ std::string makespan_by_stage_summary(const MakespanResult& r) {
     out += " ranks run)";
   }
   out += " (" + model(r) + ")\n";
+  if (!r.network.empty())
+    out += "finish per stage (ns)" + std::string(r.end_ns.size() <= 32 ? ":" : "") +
+           listed(r.end_ns) + "\n";
   out += "compute idle per stage (ns)" + std::string(r.idle_ns.size() <= 32 ? ":" : "") +
          listed(r.idle_ns);
   if (!r.idle_ns.empty() && r.makespan_ns > 0) {

@@ -87,12 +87,14 @@ MakespanResult makespan_by_stage(const std::string& dir, const std::string& comm
                                  int64_t stages, const MakespanOptions& options, int threads = 0);
 
 // "makespan: T ns; compute idle per rank: ..." lines ending in '\n'; up to
-// 32 ranks listed, else the least, median and largest idle.
+// 32 ranks listed, else the least, median and largest idle. On a network
+// also each rank's finish time (ASTRA-sim's "sys[R] finished").
 std::string makespan_summary(const MakespanResult& result);
 
 // makespan_by_stage's figures: "makespan: T ns over one rank per pipeline
-// stage ...", then each stage's compute idle with the largest's share of the
-// makespan (the bubble, plus waiting for communication).
+// stage ...", then (on a network) each stage's finish time, then each
+// stage's compute idle with the largest's share of the makespan (the bubble,
+// plus waiting for communication).
 std::string makespan_by_stage_summary(const MakespanResult& result);
 
 }  // namespace stg::tools
