@@ -5,7 +5,7 @@ namespace stg::tools {
 size_t NetworkCalendar::ChannelHash::operator()(const Channel& c) const {
   uint64_t h = 0x9e3779b97f4a7c15ull;
   for (uint64_t v : {static_cast<uint64_t>(c.tag), static_cast<uint64_t>(c.src),
-                     static_cast<uint64_t>(c.dst), c.bytes, c.seq}) {
+                     static_cast<uint64_t>(c.dst), c.bytes}) {
     h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
     h *= 0xbf58476d1ce4e5b9ull;
   }
@@ -23,54 +23,62 @@ void NetworkCalendar::at_rank(uint32_t rank, uint64_t delay, SimCall call) {
   if (fresh) schedule(key.second, kBatch, SimCall{0, 0, rank, 0});
 }
 
-uint64_t NetworkCalendar::entry(Channel c) {
-  const auto [it, fresh] = ids_.try_emplace(c, next_entry_);
-  if (fresh) {
-    entries_[next_entry_].channel = c;
-    Channel channel = c;
-    channel.seq = 0;
-    ++counters_[channel].live;
-    ++next_entry_;
+uint32_t NetworkCalendar::new_entry() {
+  ++live_entries_;
+  if (free_entries_.empty()) {
+    entries_.emplace_back();
+    return static_cast<uint32_t>(entries_.size() - 1);
   }
-  return it->second;
+  const uint32_t id = free_entries_.back();
+  free_entries_.pop_back();
+  entries_[id] = Entry();
+  return id;
 }
 
-// A matched message is done: forget it, and its channel's counters once
-// every message on it is matched (numbering then restarts on both sides).
-void NetworkCalendar::release(uint64_t id) {
-  Channel channel = entries_.at(id).channel;
-  ids_.erase(channel);
-  entries_.erase(id);
-  channel.seq = 0;
-  const auto it = counters_.find(channel);
-  if (--it->second.live == 0 && it->second.sends == it->second.recvs) counters_.erase(it);
+void NetworkCalendar::release(uint32_t id) {
+  --live_entries_;
+  free_entries_.push_back(id);
 }
 
 void NetworkCalendar::send(int64_t src, int64_t dst, uint64_t bytes, int64_t tag, SimCall on_sent) {
-  Channel c{tag, src, dst, bytes, 0};
-  c.seq = counters_[c].sends++;
-  const uint64_t id = entry(c);
-  entries_.at(id).on_sent = on_sent;
+  const auto open = open_.try_emplace(Channel{tag, src, dst, bytes}).first;
+  uint32_t id = 0;
+  if (open->second.recvs.empty()) {
+    id = new_entry();
+    open->second.sends.push_back(id);
+  } else {
+    id = open->second.recvs.front();
+    open->second.recvs.pop_front();
+    if (open->second.recvs.empty()) open_.erase(open);
+  }
+  entries_[id].on_sent = on_sent;
   schedule(now_ + network_.message_ns(src, dst, bytes), kArrival, SimCall(), id);
 }
 
 void NetworkCalendar::recv(int64_t src, int64_t dst, uint64_t bytes, int64_t tag,
                            SimCall on_received) {
-  Channel c{tag, src, dst, bytes, 0};
-  c.seq = counters_[c].recvs++;
-  const uint64_t id = entry(c);
-  Entry& e = entries_.at(id);
-  if (e.arrived) {
+  const auto open = open_.try_emplace(Channel{tag, src, dst, bytes}).first;
+  if (open->second.sends.empty()) {
+    const uint32_t id = new_entry();
+    open->second.recvs.push_back(id);
+    entries_[id].on_received = on_received;
+    entries_[id].receive_posted = true;
+    return;
+  }
+  const uint32_t id = open->second.sends.front();
+  open->second.sends.pop_front();
+  if (open->second.sends.empty()) open_.erase(open);
+  if (entries_[id].arrived) {
     release(id);
     schedule(now_, kCall, on_received);
     return;
   }
-  e.on_received = on_received;
-  e.receive_posted = true;
+  entries_[id].on_received = on_received;
+  entries_[id].receive_posted = true;
 }
 
-void NetworkCalendar::arrive(uint64_t id) {
-  Entry& e = entries_.at(id);
+void NetworkCalendar::arrive(uint32_t id) {
+  Entry& e = entries_[id];
   arrived_.push_back(e.on_sent);
   if (!e.receive_posted) {
     e.arrived = true;
@@ -105,7 +113,7 @@ bool NetworkCalendar::next(SimCall& call) {
       return true;
     }
     if (e.kind == kArrival) {
-      arrive(e.payload);
+      arrive(static_cast<uint32_t>(e.payload));
       continue;
     }
     in_batch_ = true;

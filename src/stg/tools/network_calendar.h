@@ -17,7 +17,6 @@
 
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <queue>
 #include <unordered_map>
 #include <utility>
@@ -49,7 +48,7 @@ class NetworkCalendar {
   // The next callback to run, in ASTRA-sim's order; false when none is left.
   bool next(SimCall& call);
   // Messages sent and not received, or receives posted and not matched.
-  size_t unmatched() const { return entries_.size(); }
+  size_t unmatched() const { return live_entries_; }
 
  private:
   enum EventKind : uint8_t { kBatch, kCall, kArrival };
@@ -60,43 +59,48 @@ class NetworkCalendar {
     uint64_t payload;  // kArrival: the message's entry
     bool operator>(const Event& o) const { return time != o.time ? time > o.time : seq > o.seq; }
   };
-  struct Channel {  // (tag, src, dst, bytes), and the message's number on it
+  struct Channel {  // (tag, src, dst, bytes)
     int64_t tag, src, dst;
-    uint64_t bytes, seq;
+    uint64_t bytes;
     bool operator==(const Channel& o) const {
-      return tag == o.tag && src == o.src && dst == o.dst && bytes == o.bytes && seq == o.seq;
+      return tag == o.tag && src == o.src && dst == o.dst && bytes == o.bytes;
     }
   };
   struct ChannelHash {
     size_t operator()(const Channel& c) const;
   };
-  struct Counters {
-    uint64_t sends = 0, recvs = 0, live = 0;
-  };
-  struct Entry {
-    Channel channel;
+  struct Entry {  // one message: its send, its receive, or both
     SimCall on_sent, on_received;
     bool receive_posted = false, arrived = false;
   };
+  // A channel's messages that one side has posted and the other not yet:
+  // the k-th send on a channel matches its k-th receive.
+  struct Open {
+    std::deque<uint32_t> sends, recvs;
+  };
+  struct BatchHash {
+    size_t operator()(const std::pair<uint32_t, uint64_t>& k) const {
+      return std::hash<uint64_t>()(k.second * 0x9e3779b97f4a7c15ull ^ k.first);
+    }
+  };
 
   void schedule(uint64_t time, EventKind kind, SimCall call, uint64_t payload = 0);
-  // The entry of message `seq` on channel `c` (made if new).
-  uint64_t entry(Channel c);
-  void release(uint64_t id);
-  void arrive(uint64_t id);
+  uint32_t new_entry();
+  void release(uint32_t id);
+  void arrive(uint32_t id);
 
   const AstraSimNetwork& network_;
   uint64_t now_ = 0, seq_ = 0;
   std::priority_queue<Event, std::vector<Event>, std::greater<>> events_;
-  std::map<std::pair<uint32_t, uint64_t>, std::vector<SimCall>> batches_;
+  std::unordered_map<std::pair<uint32_t, uint64_t>, std::vector<SimCall>, BatchHash> batches_;
   bool in_batch_ = false;
   std::pair<uint32_t, uint64_t> batch_key_{};
   size_t batch_pos_ = 0;
   std::deque<SimCall> arrived_;  // an arrival's callbacks still to run
-  std::unordered_map<Channel, Counters, ChannelHash> counters_;  // seq 0: the channel
-  std::unordered_map<Channel, uint64_t, ChannelHash> ids_;
-  std::unordered_map<uint64_t, Entry> entries_;
-  uint64_t next_entry_ = 0;
+  std::unordered_map<Channel, Open, ChannelHash> open_;
+  std::vector<Entry> entries_;
+  std::vector<uint32_t> free_entries_;
+  size_t live_entries_ = 0;
 };
 
 }  // namespace stg::tools

@@ -21,7 +21,9 @@ constexpr uint64_t kGroupRingDelayNs = 10;
 RingCollectives::RingCollectives(const AstraSimNetwork& network, NetworkCalendar& calendar,
                                  std::vector<int64_t> npus, std::function<void(uint32_t)> done)
     : network_(network), calendar_(calendar), npus_(std::move(npus)), done_(std::move(done)) {
-  for (size_t i = 0; i < npus_.size(); ++i) index_of_npu_[npus_[i]] = static_cast<uint32_t>(i);
+  index_of_npu_.assign(static_cast<size_t>(network.npus()), -1);
+  for (size_t i = 0; i < npus_.size(); ++i)
+    index_of_npu_[static_cast<size_t>(npus_[i])] = static_cast<int32_t>(i);
   ranks_.resize(npus_.size());
   for (Rank& r : ranks_) {
     r.queues.resize(network.config().dims.size());
@@ -31,8 +33,7 @@ RingCollectives::RingCollectives(const AstraSimNetwork& network, NetworkCalendar
 }
 
 int64_t RingCollectives::replay_index(int64_t npu) const {
-  const auto it = index_of_npu_.find(npu);
-  return it == index_of_npu_.end() ? -1 : static_cast<int64_t>(it->second);
+  return index_of_npu_[static_cast<size_t>(npu)];
 }
 
 uint32_t RingCollectives::new_stream(Rank& r, int64_t group_id) {

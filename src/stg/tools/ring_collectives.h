@@ -87,7 +87,7 @@ class RingCollectives {
   const AstraSimNetwork& network_;
   NetworkCalendar& calendar_;
   std::vector<int64_t> npus_;
-  std::map<int64_t, uint32_t> index_of_npu_;
+  std::vector<int32_t> index_of_npu_;  // -1: not run
   std::function<void(uint32_t)> done_;
   std::vector<Rank> ranks_;
   int64_t threshold_ = 1;
