@@ -32,15 +32,16 @@ on two cores; needs cmake, a C++17 compiler, protobuf and yaml-cpp):
   git clone --recursive https://github.com/astra-sim/astra-sim.git
   cd astra-sim && ./build/astra_analytical/build.sh -t congestion_unaware
   # -> build/astra_analytical/build/bin/AstraSim_Analytical_Congestion_Unaware
-(ASTRA-sim's README has the details; the comparison in bench/
-replay_vs_astra_sim.txt used astra-sim 518bd513ae11 with the analytical
-network backend 599a0473a9a7.)
+(ASTRA-sim's README has the details; the comparison in
+bench/replay_vs_astra_sim.txt used astra-sim 518bd513ae11 with the
+analytical network backend 599a0473a9a7.)
 
 Exit status: 0 (also when skipped), 1 when a case fails to generate or to
 run, 2 for a usage error.
 """
 import argparse
 import concurrent.futures
+import hashlib
 import json
 import os
 import re
@@ -49,6 +50,11 @@ import statistics
 import subprocess
 import sys
 import tempfile
+
+BUILD_STEPS = """  git clone --recursive https://github.com/astra-sim/astra-sim.git
+  cd astra-sim && ./build/astra_analytical/build.sh -t congestion_unaware
+  # -> build/astra_analytical/build/bin/AstraSim_Analytical_Congestion_Unaware
+then: python3 bench/replay_vs_astra_sim.py PATH/TO/AstraSim_Analytical_Congestion_Unaware"""
 
 SMALL = "--num_stacks 4 --dmodel 256 --dff 1024 --head 8 --seq 128 --batch 16"
 MEDIUM = "--num_stacks 4 --dmodel 1024 --dff 4096 --head 16 --seq 1024 --batch 16"
@@ -296,7 +302,7 @@ def table(results):
 
 
 def parse_args():
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0],
+    p = argparse.ArgumentParser(description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("astra_sim", help="AstraSim_Analytical_Congestion_Unaware binary")
     p.add_argument("--stg", default="build/stg", help="stg binary (default build/stg)")
@@ -311,9 +317,9 @@ def parse_args():
 def main():
     a = parse_args()
     if not (os.path.isfile(a.astra_sim) and os.access(a.astra_sim, os.X_OK)):
-        print(f"replay_vs_astra_sim: skipped: no ASTRA-sim binary at {a.astra_sim}; build "
-              "AstraSim_Analytical_Congestion_Unaware as this script's header says "
-              "(python3 bench/replay_vs_astra_sim.py --help)")
+        print(f"replay_vs_astra_sim: skipped: no ASTRA-sim binary at {a.astra_sim}. Build "
+              "AstraSim_Analytical_Congestion_Unaware (about 6 minutes on two cores; cmake, a "
+              "C++17 compiler, protobuf and yaml-cpp):\n" + BUILD_STEPS)
         return 0
     if not os.access(a.stg, os.X_OK):
         print(f"replay_vs_astra_sim: error: --stg {a.stg} is not an executable: build stg "
@@ -330,7 +336,11 @@ def main():
     finally:
         if not a.keep:
             shutil.rmtree(work, ignore_errors=True)
-    text = "\n".join(table(results)) + "\n"
+    version = run([stg, "--version"])[1].strip().splitlines()[0]
+    with open(binary, "rb") as f:
+        digest = hashlib.sha256(f.read()).hexdigest()[:12]
+    text = (f"{version}; ASTRA-sim: {os.path.basename(binary)} sha256 {digest}\n" +
+            "\n".join(table(results)) + "\n")
     sys.stdout.write(text)
     if a.output:
         with open(a.output, "w") as f:
