@@ -23,7 +23,11 @@ bool makespan_options_for(const std::string& dir, const hardware::RooflineFigure
   auto config = std::make_shared<AstraSimConfig>();
   bool found = false;
   if (!find_astra_sim_config(dir, f.network_file, f.system_file, *config, found, error)) {
-    if (named) error = (f.network_file.empty() ? "--system: " : "--network: ") + error;
+    // Name the flag that gave the file at fault.
+    if (!f.network_file.empty() && error.find(f.network_file) != std::string::npos)
+      error = "--network: " + error;
+    else if (!f.system_file.empty() && error.find(f.system_file) != std::string::npos)
+      error = "--system: " + error;
     return false;
   }
   if (!found) return true;

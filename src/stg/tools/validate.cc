@@ -520,11 +520,17 @@ class Validation {
     if (!check_files()) return finish();
     check_order();
     check_p2p();
+    MakespanOptions timed;  // read first: a bad network description is an input error
+    std::string error;
+    if (options_.makespan && !makespan_options_for(dir_, options_.roofline, options_.figures,
+                                                   options_.timeline, timed, error))
+      report_.errors.push_back(error);
     if (options_.replay) {
       if (report_.errors.empty()) {
         progress().phase("replaying", 0, "");
         report_.replay = replay_dir(dir_, options_.comm_group_file, options_.threads);
-        if (options_.makespan && report_.replay->completed) run_makespan();
+        if (options_.makespan && report_.replay->completed)
+          report_.makespan = makespan_dir(dir_, options_.comm_group_file, timed, options_.threads);
       } else {
         report_.replay = ReplayResult();
         report_.replay->error = "not run: the input has errors";
@@ -534,16 +540,6 @@ class Validation {
   }
 
  private:
-  void run_makespan() {
-    MakespanOptions m;
-    std::string error;
-    if (makespan_options_for(dir_, options_.roofline, options_.figures, options_.timeline, m,
-                             error))
-      report_.makespan = makespan_dir(dir_, options_.comm_group_file, m, options_.threads);
-    else
-      report_.errors.push_back(error);
-  }
-
   // Lists the directory and reads the comm-group file; false on errors.
   bool open() {
     if (!set_.open(dir_, options_.comm_group_file)) {
