@@ -136,6 +136,31 @@ TEST(NetworkMakespan, GroupAllReduceIsOneRingOfChunksTwoAtATime) {
   for (double end : r.end_ns) EXPECT_EQ(end, double(2 * chunk + 5000));
 }
 
+TEST(NetworkMakespan, AllGatherReduceScatterAndAllToAllRings) {
+  TraceSet t;
+  t.write_comm_groups(R"({"1": [0, 2, 4, 6], "2": [1, 3, 5, 7]})");
+  t.write_file("network.yml", network_yml("2, 4", "400, 50", "100, 1000", "Switch, Switch"));
+  t.write_file("system.json", system_json(1, 1));  // one chunk each
+  const uint64_t s = 1000000;
+  // v0.0.4 numbering: ALL_GATHER 2, REDUCE_SCATTER 7, ALL_TO_ALL 6.
+  for (int rank = 0; rank < 8; ++rank) {
+    const std::string g = rank % 2 ? "2" : "1";
+    t.write_rank(rank,
+                 {coll_node({1, {}, {}, "_AG"}, 2, s, g), coll_node({2, {1}, {}, "_RS"}, 7, s, g),
+                  coll_node({3, {2}, {}, "_A2A"}, 6, s, g)});
+  }
+  const MakespanResult r = run(t);
+  ASSERT_TRUE(r.completed) << r.error;
+  // On a ring of 4: an all-gather sends 3 messages of its data; a
+  // reduce-scatter 3 of data/4, each reduced; an all-to-all 4 x 3 / 2 = 6 of
+  // data/4. One endpoint delay per message and one more at the end.
+  const uint64_t all_gather = 4 * 10 + 3 * switch_ns(1000, 50, s);
+  const uint64_t reduce_scatter =
+      4 * 10 + 3 * switch_ns(1000, 50, s / 4) + 3 * reduction_ns(s / 4, kMemGbps);
+  const uint64_t all_to_all = 7 * 10 + 6 * switch_ns(1000, 50, s / 4);
+  for (double end : r.end_ns) EXPECT_EQ(end, double(all_gather + reduce_scatter + all_to_all));
+}
+
 TEST(NetworkMakespan, TinyCollectivesAreCutIntoChunksOfTheNpuCount) {
   TraceSet t;
   t.write_comm_groups(R"({"1": [0, 1], "2": [2, 3], "3": [4, 5], "4": [6, 7]})");
