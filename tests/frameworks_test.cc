@@ -82,6 +82,24 @@ TEST(Frameworks, GradientPasses) {
             (std::vector<std::string>{"add-weight-updates", "set-gradient-precision"}));
 }
 
+// A framework's own flag is refused by the others, naming it and its
+// framework (the reference once refused Megatron-LM's flags itself).
+TEST(FrameworkRegistry, AnotherFrameworksFlagIsRefusedNamingIt) {
+  Options o;
+  EXPECT_NO_THROW(refuse_flags_of_others(find("reference"), o));
+  o.causal_saving = false;  // given, whatever its value
+  EXPECT_EQ(find("megatron").own_flag_given(o), "--causal_saving");
+  EXPECT_EQ(find("reference").own_flag_given(o), "");
+  EXPECT_NO_THROW(refuse_flags_of_others(find("megatron"), o));
+  try {
+    refuse_flags_of_others(find("reference"), o);
+    FAIL() << "no UsageError";
+  } catch (const UsageError& e) {
+    EXPECT_STREQ(e.what(),
+                 "--causal_saving applies to --framework megatron only: add --framework megatron");
+  }
+}
+
 TEST(Frameworks, IssuePasses) {
   const Options o;
   const models::Workload w;
@@ -97,11 +115,12 @@ TEST(Frameworks, DecoderParts) {
   o.degree["pp"] = 2;
   const models::DecoderSpec gpt_blocks = models::gpt_family().decoder(o, 2);
   const models::DecoderSpec llama_blocks = models::llama_family().decoder(o, 2);
-  const models::MegatronParts reference = find("reference").decoder_parts(o, gpt_blocks, 0);
-  EXPECT_FALSE(reference.vocabulary_layers || reference.selective_recompute_core ||
+  const models::PartChoices reference = find("reference").decoder_parts(o, gpt_blocks, 0);
+  EXPECT_FALSE(reference.vocab_parallel_layers || reference.selective_recompute_core ||
                reference.experts_carved_from_dp || reference.tie_embeddings);
-  const models::MegatronParts gpt = find("megatron").decoder_parts(o, gpt_blocks, 0);
-  EXPECT_TRUE(gpt.vocabulary_layers && gpt.selective_recompute_core && gpt.experts_carved_from_dp);
+  const models::PartChoices gpt = find("megatron").decoder_parts(o, gpt_blocks, 0);
+  EXPECT_TRUE(gpt.vocab_parallel_layers && gpt.selective_recompute_core &&
+              gpt.experts_carved_from_dp);
   EXPECT_TRUE(gpt.tie_embeddings);  // gpt ties by default, llama does not
   EXPECT_TRUE(gpt.tied_stages_apart);
   EXPECT_TRUE(gpt.reduce_per_step);
@@ -114,14 +133,15 @@ class Bucketed : public Framework {
  public:
   std::string_view name() const override { return "bucketed"; }
   void check(const Options& o) const override { ref().check(o); }
+  std::string own_flag_given(const Options& o) const override { return ref().own_flag_given(o); }
   void adjust_decoder_dims(models::Workload& w, const Options& o, int64_t tp) const override {
     ref().adjust_decoder_dims(w, o, tp);
   }
   void check_decoder(const Options& o, const models::DecoderSpec& k, int64_t m) const override {
     ref().check_decoder(o, k, m);
   }
-  models::MegatronParts decoder_parts(const Options& o, const models::DecoderSpec& k,
-                                      int z) const override {
+  models::PartChoices decoder_parts(const Options& o, const models::DecoderSpec& k,
+                                    int z) const override {
     return ref().decoder_parts(o, k, z);
   }
   passes::CollectiveCreator collective_creator() const override {

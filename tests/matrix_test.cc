@@ -85,6 +85,14 @@ struct Config {
   bool causal = false;                // --causal_saving 1 (megatron)
   // --mtp_depth (multi-token prediction modules; 0: not given).
   int mtp_depth = 0;
+  // Sliding-window attention: --window of a quarter of the sequence (or
+  // prompt), --global_every (0: not given).
+  bool swa = false;
+  int global_every = 0;
+  // Mamba-2 blocks: state 16, 4 x tp heads of 16, tp groups; attention in
+  // every `attention_period`-th block (0: none).
+  bool mamba = false;
+  int attention_period = 0;
   // stg infer (docs/inference.md): decode steps after the prefill (-1: a
   // training step); the batch is the requests, the sequence the prompt.
   int decode_steps = -1;
@@ -122,6 +130,15 @@ struct Config {
   std::vector<std::string> args() const;  // flags, without --output_dir
   Options options(const std::string& dir) const;
   std::string name() const;
+  std::vector<std::pair<std::string, int64_t>> mamba_flags() const {
+    if (!mamba) return {};
+    std::vector<std::pair<std::string, int64_t>> f = {{"--mamba_state", 16},
+                                                      {"--mamba_heads", 4 * tp_eff()},
+                                                      {"--mamba_head_dim", 16},
+                                                      {"--mamba_groups", tp_eff()}};
+    if (attention_period) f.push_back({"--attention_period", attention_period});
+    return f;
+  }
 };
 
 int64_t lcm(int64_t a, int64_t b) { return std::lcm(a, b); }
@@ -252,6 +269,9 @@ std::vector<std::string> Config::args() const {
     if (dense_blocks) add("--dense_blocks", num(dense_blocks));
   }
   if (mtp_depth) add("--mtp_depth", num(mtp_depth));
+  if (swa) add("--window", num(seq / 4));
+  if (global_every) add("--global_every", num(global_every));
+  for (const auto& [flag, value] : mamba_flags()) add(flag, num(value));
   if (pp_balance_cost) add("--pp_balance", "cost");
   if (sim) add("--trace_detail", "sim");
   if (tpsp) add("--tpsp", *tpsp ? "1" : "0");
@@ -352,6 +372,9 @@ Options Config::options(const std::string& dir) const {
     if (dense_blocks) o.dense_blocks = dense_blocks;
   }
   if (mtp_depth) o.mtp_depth = mtp_depth;
+  if (swa) o.component_flags["--window"] = seq / 4;
+  if (global_every) o.component_flags["--global_every"] = global_every;
+  for (const auto& [flag, value] : mamba_flags()) o.component_flags[flag] = value;
   o.pp_balance_cost = pp_balance_cost;
   if (sim) o.trace_detail = emit::TraceDetail::kSim;
   o.tpsp = tpsp;
@@ -405,6 +428,9 @@ std::string Config::name() const {
   part(schema == "v0.0.4" ? "v004" : schema == "v0.0.1" ? "v001" : "json");
   if (dense_blocks) part("dense" + std::to_string(dense_blocks));
   if (mtp_depth) part("mtp" + std::to_string(mtp_depth));
+  if (swa) part("swa");
+  if (global_every) part("global" + std::to_string(global_every));
+  if (mamba) part("mamba" + std::to_string(attention_period));
   if (pp_balance_cost) part("ppcost");
   if (sim) part("sim");
   if (serving()) part("infer" + std::to_string(decode_steps));
@@ -1056,6 +1082,114 @@ std::vector<Config> build_matrix() {
   serve("moe", 1, 1, 1, 2, 2, 1, [&](Config& c) {
     pools(2, 3)(c);
     c.megatron = true;
+  });
+
+  // P. Sliding-window attention (docs/models_2025.md): every block local or
+  // every second one global; both frameworks, cp with the all-gather and
+  // Ulysses kernels, schedules, recompute, serving with the window's cache.
+  const auto windowed = [](int every) {
+    return [every](Config& c) {
+      c.swa = true;
+      c.global_every = every;
+    };
+  };
+  struct SwaCase {
+    std::string model, algo, schedule;
+    int dp, tp, cp, pp, every;
+    bool megatron;
+  };
+  const std::vector<SwaCase> swa_cases = {
+      {"llama", "allgather", "1f1b", 1, 2, 1, 2, 2, true},
+      {"gpt", "allgather", "none", 2, 1, 1, 1, 0, false},
+      {"llama", "allgather", "gpipe", 1, 1, 2, 2, 0, true},
+      {"llama", "ulysses", "none", 1, 1, 2, 1, 2, true},
+      {"moe", "allgather", "interleaved", 1, 1, 1, 2, 2, true},
+      {"gpt", "ulysses", "zb-h1", 1, 2, 2, 2, 0, false},
+  };
+  for (const SwaCase& k : swa_cases) {
+    Config c;
+    c.model = k.model;
+    c.cp_algo = k.algo;
+    c.schedule = k.schedule;
+    c.dp = k.dp;
+    c.tp = k.tp;
+    c.sp = k.cp;
+    c.pp = k.pp;
+    c.megatron = k.megatron;
+    c.micro_batches = 2;
+    windowed(k.every)(c);
+    if (k.schedule == "interleaved") {
+      c.vstages = 2;
+      c.stacks = 4;
+    }
+    const int i = index++;
+    c.recompute = i % 2 == 1;
+    c.causal = k.megatron && i % 3 == 0;
+    push(c);
+  }
+  serve("llama", 1, 2, 1, 1, 3, 1, windowed(0));
+  serve("llama", 1, 2, 2, 1, 2, 2, [&](Config& c) {
+    windowed(2)(c);
+    c.megatron = true;
+  });
+  serve("gpt", 1, 1, 1, 1, 2, 1, [&](Config& c) {
+    windowed(0)(c);
+    c.sp = 2;
+  });
+  serve("llama", 1, 2, 1, 1, 2, 1, [&](Config& c) {
+    windowed(0)(c);
+    pools(1, 1)(c);
+  });
+
+  // Q. Mamba-2 hybrids (docs/models_2025.md): every block Mamba-2 or
+  // attention in every second one; both frameworks, schedules, MoE, ZeRO,
+  // serving with the state (prefill, decode only, disaggregated).
+  const auto hybrid = [](int period) {
+    return [period](Config& c) {
+      c.mamba = true;
+      c.attention_period = period;
+    };
+  };
+  struct MambaCase {
+    std::string model, schedule;
+    int dp, tp, pp, ep, period;
+    bool megatron;
+  };
+  const std::vector<MambaCase> mamba_cases = {
+      {"llama", "1f1b", 1, 2, 2, 1, 2, true},   {"gpt", "none", 2, 1, 1, 1, 0, false},
+      {"moe", "interleaved", 1, 1, 2, 2, 2, true}, {"llama", "zb-h1", 2, 1, 2, 1, 0, false},
+      {"gpt", "dualpipev", 1, 2, 2, 1, 2, true},
+  };
+  for (const MambaCase& k : mamba_cases) {
+    Config c;
+    c.model = k.model;
+    c.schedule = k.schedule;
+    c.dp = k.dp;
+    c.tp = k.tp;
+    c.pp = k.pp;
+    c.ep = k.ep;
+    c.megatron = k.megatron;
+    c.micro_batches = k.schedule == "dualpipev" ? 2 * k.pp : 2;
+    hybrid(k.period)(c);
+    if (k.schedule == "interleaved" || k.schedule == "dualpipev") c.stacks = 4;
+    if (k.schedule == "interleaved") c.vstages = 2;
+    const int i = index++;
+    c.recompute = i % 2 == 0;
+    c.zero = i % 4;
+    push(c);
+  }
+  serve("llama", 1, 2, 1, 1, 3, 1, hybrid(2));
+  serve("moe", 1, 1, 2, 2, 2, 2, [&](Config& c) {
+    hybrid(0)(c);
+    c.megatron = true;
+  });
+  serve("gpt", 1, 2, 1, 1, 2, 1, [&](Config& c) {
+    hybrid(2)(c);
+    c.prefill = false;
+  });
+  serve("llama", 1, 2, 1, 1, 2, 1, [&](Config& c) {
+    hybrid(2)(c);
+    pools(1, 1)(c);
   });
 
   // K. A few through the executable (compared with the in-process bytes).

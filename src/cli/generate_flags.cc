@@ -211,6 +211,10 @@ void add_run_flags(CLI::App& app, GenerateFlags& f) {
   app.add_option("--mem_bw_gbps", f.mem_bw_gbps,
                  "with --print_makespan: ASTRA-sim's \"local-mem-bw\" in GB/s")
       ->check(kPositive);
+  app.add_option("--gpu", f.gpu,
+                 "the GPU's datasheet figures: " + stg::hardware::gpu_names() +
+                     " (roofline peak and HBM bandwidth, stg infer's --hbm_gb, --astra_sim's "
+                     "network; docs/gpus.md); explicit flags win");
   app.add_option("--link_gbps", f.link_gbps,
                  "with --print_makespan: GB/s per message, a send or collective taking comm_size "
                  "/ link_gbps")

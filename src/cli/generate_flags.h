@@ -42,6 +42,10 @@ struct GenerateFlags {
   // of stg::tools::MakespanOptions, as `stg validate --replay`'s).
   bool print_makespan = false;
   double peak_tflops = 0, mem_bw_gbps = 0, link_gbps = 0;
+  // --gpu NAME (stg/hardware/gpus.h); under stg infer, which of the figures
+  // it sets were given explicitly (--hbm_gb, --peak_tflops, --mem_bw_gbps).
+  std::string gpu;
+  bool hbm_given = false, peak_given = false, mem_bw_given = false;
   bool version = false;
 };
 

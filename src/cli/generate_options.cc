@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <tuple>
 
+#include "stg/emit/astra_sim_inputs.h"
 #include "stg/frameworks/registry.h"
 #include "stg/models/families/registry.h"
 #include "stg/models/hf_config.h"
@@ -97,6 +98,28 @@ void apply_axis_spellings(const GenerateFlags& f, stg::Options& o) {
   }
 }
 
+// --gpu NAME: the row, and under stg infer the memory limit and the
+// phases' roofline that no flag gave.
+void apply_gpu(const GenerateFlags& f, stg::Options& o) {
+  o.gpu = stg::hardware::find_gpu(f.gpu);
+  if (!o.gpu) {
+    std::vector<std::string> known;
+    for (const stg::hardware::Gpu& g : stg::hardware::gpus()) known.push_back(g.name);
+    // A prefix ("h100" of "h100-sxm") before the closest spelling.
+    std::string close = stg::util::closest(f.gpu, known);
+    for (const std::string& k : known)
+      if (k.rfind(lowercase(f.gpu), 0) == 0) close = k;
+    throw stg::UsageError("--gpu '" + f.gpu + "' is unknown: " +
+                          (close.empty() ? "" : "did you mean " + close + "? ") + "use one of " +
+                          stg::hardware::gpu_names());
+  }
+  const stg::emit::AstraSimMachine m = stg::emit::machine_of(o);  // refuses fp8 without it
+  if (!o.serving) return;
+  if (!f.hbm_given) o.serving->hbm_gb = o.gpu->hbm_gb;
+  if (!f.peak_given) o.serving->roofline.peak_tflops = m.peak_tflops;
+  if (!f.mem_bw_given) o.serving->roofline.mem_bw_gbps = m.hbm_gbps;
+}
+
 }  // namespace
 
 std::vector<std::string> apply_text_flags(GenerateFlags& f) {
@@ -118,6 +141,7 @@ std::vector<std::string> apply_text_flags(GenerateFlags& f) {
   if (!f.shard.empty())
     std::tie(o.shard_index, o.shard_count) = stg::parse_shard(
         f.shard, [](const char* name) { return static_cast<const char*>(std::getenv(name)); });
+  if (!f.gpu.empty()) apply_gpu(f, o);
   if (!f.preset.empty() && !f.hf_config.empty())
     throw stg::UsageError("--model and --hf_config both choose the model: give only one");
   if (!f.preset.empty()) apply_preset(f.preset, o);

@@ -13,6 +13,7 @@
 #include "messages.h"
 #include "progress_bar.h"
 #include "step_summary.h"
+#include "stg/emit/astra_sim_inputs.h"
 #include "stg/generate.h"
 #include "stg/io/cancel.h"
 #include "stg/io/output_files.h"
@@ -48,6 +49,15 @@ std::string with_commas(int64_t n) {
   return digits;
 }
 
+// The replay's figures without flags: --gpu's roofline, else the defaults.
+stg::tools::MakespanOptions makespan_defaults(const stg::Options& o) {
+  stg::tools::MakespanOptions m;
+  if (!o.gpu) return m;
+  const stg::emit::AstraSimMachine machine = stg::emit::machine_of(o);
+  m.roofline = {machine.peak_tflops, machine.hbm_gbps};
+  return m;
+}
+
 // --print_makespan's figures, checked before anything is written: the
 // hardware flags belong to it, and it replays a whole run.
 std::optional<stg::tools::MakespanOptions> makespan_options(const GenerateFlags& f) {
@@ -66,7 +76,7 @@ std::optional<stg::tools::MakespanOptions> makespan_options(const GenerateFlags&
     throw stg::UsageError(std::string(o.ranks.empty() ? "--shard" : "--ranks") +
                           " writes part of the run, which --print_makespan cannot replay: drop "
                           "one of them");
-  stg::tools::MakespanOptions m;
+  stg::tools::MakespanOptions m = makespan_defaults(o);
   if (f.peak_tflops > 0) m.roofline.peak_tflops = f.peak_tflops;
   if (f.mem_bw_gbps > 0) m.roofline.mem_bw_gbps = f.mem_bw_gbps;
   if (f.link_gbps > 0) m.link_gbps = f.link_gbps;
@@ -149,7 +159,7 @@ int run(const GenerateFlags& f, std::vector<std::string> notes) {
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::optional<stg::tools::MakespanResult> makespan;
   if (timed || summary_makespan(f, s))
-    makespan = stage_makespan(f, s, timed.value_or(stg::tools::MakespanOptions()));
+    makespan = stage_makespan(f, s, timed.value_or(makespan_defaults(f.options)));
   // Only an asked-for makespan that cannot finish is an error.
   const bool stuck = timed && makespan && !makespan->completed;
   if (f.json) {

@@ -93,6 +93,9 @@ void apply_serving_flags(const CLI::App& app, ServingFlags& serving, GenerateFla
   // --peak_tflops and --mem_bw_gbps are the generator's (--print_makespan's
   // hardware); here they also set the per-phase roofline, so they need no
   // --print_makespan.
+  flags.hbm_given = app.count("--hbm_gb") > 0;
+  flags.peak_given = flags.peak_tflops > 0;
+  flags.mem_bw_given = flags.mem_bw_gbps > 0;
   if (flags.peak_tflops > 0) serving.serving.roofline.peak_tflops = flags.peak_tflops;
   if (flags.mem_bw_gbps > 0) serving.serving.roofline.mem_bw_gbps = flags.mem_bw_gbps;
   if (!flags.print_makespan) flags.peak_tflops = flags.mem_bw_gbps = 0;

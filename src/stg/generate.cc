@@ -178,7 +178,7 @@ lower::LowerOptions lower_options(const Options& o, const models::Workload& w) {
   lo.feeder_attributes = f.feeder_attributes() || units(o, w) == Units::kPhysical;
   lo.order = f.node_order();
   if (o.astra_sim) {
-    const emit::AstraSimMachine machine;
+    const emit::AstraSimMachine machine = emit::machine_of(o);
     lo.roofline = {machine.peak_tflops, machine.hbm_gbps};
   } else if (o.serving) {
     lo.roofline = o.serving->roofline;
@@ -487,10 +487,12 @@ report::ServingFigures serving_figures(const Options& o, const models::Workload&
 }
 
 // ASTRA-sim's roofline would run some node in 0 ns (emit/astra_sim_plan.h).
-void add_zero_time_note(const LoweredRun& run, std::vector<std::string>& notes) {
+void add_zero_time_note(const LoweredRun& run, const Options& o, std::vector<std::string>& notes) {
   std::vector<const StageGraph*> lowered;
   for (const auto& stage : run.stages) lowered.push_back(stage ? &stage->one() : nullptr);
-  if (auto note = emit::zero_time_note(lowered)) notes.push_back(std::move(*note));
+  const emit::AstraSimMachine m = emit::machine_of(o);
+  if (auto note = emit::zero_time_note(lowered, {m.peak_tflops, m.hbm_gbps}))
+    notes.push_back(std::move(*note));
 }
 
 // What is refused before anything is written: a v0.0.1 message that its
@@ -580,7 +582,7 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   try {
     run = lower_run(o, w, lo, threads, first_stage, last_stage, listen);
     if (!o.dump_after.empty()) dump = dump_graph(o);
-    if (!astra_sim.files.empty()) add_zero_time_note(run, w.notes);
+    if (!astra_sim.files.empty()) add_zero_time_note(run, o, w.notes);
     serving = check_before_writing(o, w, run, layout);
   } catch (const expr::SizeError& e) {
     throw UsageError(e.what());

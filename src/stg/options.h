@@ -11,6 +11,7 @@
 #include <string_view>
 #include <utility>
 
+#include "stg/hardware/gpus.h"
 #include "stg/hardware/roofline.h"
 #include "stg/lower/schedule.h"
 #include "stg/mesh/axes.h"
@@ -162,6 +163,10 @@ struct Options {
 
   // `stg infer`: a serving iteration (unset: a training step).
   std::optional<Serving> serving;
+
+  // --gpu NAME (hardware/gpus.h): the roofline, memory and ASTRA-sim
+  // network figures of that GPU (null: the H100-like defaults).
+  const hardware::Gpu* gpu = nullptr;
 
   Recompute recompute() const { return activation_recompute.value_or(Recompute::kNone); }
 };

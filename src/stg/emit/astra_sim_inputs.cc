@@ -56,6 +56,22 @@ std::string dims_text(const std::vector<int64_t>& dims) {
 
 }  // namespace
 
+AstraSimMachine machine_of(const Options& o) {
+  AstraSimMachine m;
+  if (!o.gpu) return m;
+  const hardware::Gpu& g = *o.gpu;
+  const bool fp8 = o.dtype == DType::kFp8;
+  if (fp8 && g.fp8_tflops <= 0)
+    throw UsageError(std::string("--gpu ") + g.name +
+                     " has no FP8 tensor cores: use --dtype bf16 (or fp16, fp32)");
+  m.peak_tflops = fp8 ? g.fp8_tflops : g.bf16_tflops;
+  m.hbm_gbps = g.hbm_gbps;
+  m.intra_node_gbps = g.scale_up_gbps;
+  m.inter_node_gbps = g.scale_out_gbps;
+  m.gpus_per_node = g.scale_up_gpus;
+  return m;
+}
+
 std::vector<int64_t> default_network_dims(const std::vector<int64_t>& degrees,
                                           int64_t gpus_per_node) {
   std::vector<int64_t> dims;
@@ -117,98 +133,117 @@ std::vector<double> dimension_bandwidths(const std::vector<int64_t>& dims,
   return out;
 }
 
-AstraSimFiles astra_sim_files(const std::vector<int64_t>& dims, const AstraSimMachine& machine,
-                              const std::string& trace_prefix, const std::string& comm_group_name,
-                              int64_t ranks) {
-  AstraSimFiles f;
+namespace {
+
+// network.yml: one Switch dimension per entry of dims, with its NPUs, GB/s and latency.
+std::string network_yml(const std::vector<int64_t>& dims, const AstraSimMachine& machine,
+                        int64_t ranks) {
   std::vector<std::string> npus, bandwidth;
   for (int64_t d : dims) npus.push_back(std::to_string(d));
   for (double gbps : dimension_bandwidths(dims, machine)) bandwidth.push_back(fixed(gbps, 1));
   const std::vector<std::string> topology(dims.size(), "Switch");
   const std::vector<std::string> latency(dims.size(), fixed(machine.latency_ns, 2));
-  f.network_yml = "# ASTRA-sim network (analytical backend), written by stg --astra_sim: " +
-                  std::to_string(ranks) + " NPUs = " + dims_text(dims) +
-                  ", one dimension per parallel axis in rank order (the fastest-varying first);\n"
-                  "# GB/s within a node of " +
-                  std::to_string(machine.gpus_per_node) +
-                  " GPUs and across nodes, latency in ns.\n"
-                  "topology: " +
-                  yaml_list(topology) + "\n" + "npus_count: " + yaml_list(npus) + "\n" +
-                  "bandwidth: " + yaml_list(bandwidth) + "\n" + "latency: " + yaml_list(latency) +
-                  "\n";
+  return "# ASTRA-sim network (analytical backend), written by stg --astra_sim: " +
+         std::to_string(ranks) + " NPUs = " + dims_text(dims) +
+         ", one dimension per parallel axis in rank order (the fastest-varying first);\n"
+         "# GB/s within a node of " +
+         std::to_string(machine.gpus_per_node) +
+         " GPUs and across nodes, latency in ns.\n"
+         "topology: " +
+         yaml_list(topology) + "\n" + "npus_count: " + yaml_list(npus) + "\n" +
+         "bandwidth: " + yaml_list(bandwidth) + "\n" + "latency: " + yaml_list(latency) + "\n";
+}
+
+// system.json: the collective implementations and the roofline of one NPU.
+std::string system_json(const std::vector<int64_t>& dims, const AstraSimMachine& machine) {
   // One implementation per dimension and collective (README "ASTRA-sim
   // inputs": with one for several dimensions ASTRA-sim shares it between
   // sub-groups and frees it twice at exit).
   const std::string rings = json_list("ring", dims.size());
-  f.system_json =
-      "{\n"
-      "  \"scheduling-policy\": \"LIFO\",\n"
-      "  \"endpoint-delay\": 10,\n"
-      "  \"active-chunks-per-dimension\": 2,\n"
-      "  \"preferred-dataset-splits\": 4,\n"
-      "  \"all-reduce-implementation\": " +
-      rings + ",\n" + "  \"all-gather-implementation\": " + rings + ",\n" +
-      "  \"reduce-scatter-implementation\": " + rings + ",\n" +
-      "  \"all-to-all-implementation\": " + rings + ",\n" +
-      "  \"collective-optimization\": \"localBWAware\",\n"
-      "  \"local-mem-bw\": " +
-      number(machine.hbm_gbps) + ",\n" +
-      "  \"roofline-enabled\": 1,\n"
-      "  \"peak-perf\": " +
-      number(machine.peak_tflops) + "\n" + "}\n";
-  f.memory_json = "{\n  \"memory-type\": \"NO_MEMORY_EXPANSION\"\n}\n";
+  return "{\n"
+         "  \"scheduling-policy\": \"LIFO\",\n"
+         "  \"endpoint-delay\": 10,\n"
+         "  \"active-chunks-per-dimension\": 2,\n"
+         "  \"preferred-dataset-splits\": 4,\n"
+         "  \"all-reduce-implementation\": " +
+         rings + ",\n" + "  \"all-gather-implementation\": " + rings + ",\n" +
+         "  \"reduce-scatter-implementation\": " + rings + ",\n" +
+         "  \"all-to-all-implementation\": " + rings + ",\n" +
+         "  \"collective-optimization\": \"localBWAware\",\n"
+         "  \"local-mem-bw\": " +
+         number(machine.hbm_gbps) + ",\n" +
+         "  \"roofline-enabled\": 1,\n"
+         "  \"peak-perf\": " +
+         number(machine.peak_tflops) + "\n" + "}\n";
+}
+
+// run.sh: runs ASTRA-sim on the traces and fails unless every rank finished.
+std::string run_sh(const std::vector<int64_t>& dims, const std::string& trace_prefix,
+                   const std::string& comm_group_name, int64_t ranks) {
   const std::string n = std::to_string(ranks);
-  f.run_sh =
-      "#!/usr/bin/env bash\n"
-      "# Runs ASTRA-sim's analytical backend on the " +
-      n +
-      " traces of this directory\n"
-      "# (written by stg --astra_sim; network " +
-      dims_text(dims) +
-      ").\n"
-      "#   usage: ./run.sh [ASTRA-sim binary]   (default: "
-      "AstraSim_Analytical_Congestion_Unaware on PATH;\n"
-      "#   a path is taken from where run.sh is called)\n"
-      "# Its output goes to log/ here (emptied first). ASTRA-sim exits with 0 even when\n"
-      "# ranks never finish (a deadlock): this script counts the \"sys[R] finished\" lines\n"
-      "# and exits with 1 unless all " +
-      n +
-      " ranks finished and no line is [critical].\n"
-      "set -uo pipefail\n"
-      "here=\"$(cd \"$(dirname \"${BASH_SOURCE[0]}\")\" && pwd)\"\n"
-      "astra_sim=\"${1:-AstraSim_Analytical_Congestion_Unaware}\"\n"
-      "if [[ \"$astra_sim\" == */* ]]; then\n"
-      "  astra_sim=\"$(cd \"$(dirname \"$astra_sim\")\" 2>/dev/null && pwd)/$(basename "
-      "\"$astra_sim\")\"\n"
-      "fi\n"
-      "if ! command -v \"$astra_sim\" >/dev/null; then\n"
-      "  echo \"run.sh: no ASTRA-sim binary ${1:-AstraSim_Analytical_Congestion_Unaware}: give its "
-      "path, e.g. ./run.sh PATH/TO/AstraSim_Analytical_Congestion_Unaware\" >&2\n"
-      "  exit 2\n"
-      "fi\n"
-      "case \"$here\" in\n"
-      "  *empty*)\n"
-      "    echo \"run.sh: ASTRA-sim ignores a comm-group file whose path contains 'empty': move "
-      "$here\" >&2\n"
-      "    exit 2 ;;\n"
-      "esac\n"
-      "log=\"$here/log\"\n"
-      "rm -rf \"$log\" && mkdir -p \"$log\" && cd \"$log\" || exit 2\n"
-      "\"$astra_sim\" \\\n"
-      "  --workload-configuration=\"$here\"/" +
-      shell_quoted(trace_prefix) + " \\\n" + "  --comm-group-configuration=\"$here\"/" +
-      shell_quoted(comm_group_name) + " \\\n" + "  --system-configuration=\"$here\"/" +
-      kSystemFile + " \\\n" + "  --remote-memory-configuration=\"$here\"/" + kMemoryFile + " \\\n" +
-      "  --network-configuration=\"$here\"/" + kNetworkFile + " \\\n" +
-      "  --logging-folder=\"$log\" 2>&1 | tee \"$log/stdout.txt\"\n"
-      "status=${PIPESTATUS[0]}\n"
-      "finished=$(grep -c 'sys\\[[0-9]*\\] finished' \"$log/stdout.txt\")\n"
-      "critical=$(grep -c '\\[critical\\]' \"$log/stdout.txt\")\n"
-      "echo \"run.sh: $finished of " +
-      n +
-      " ranks finished, $critical [critical] lines, ASTRA-sim exit status $status\"\n"
-      "[[ $status -eq 0 && $finished -eq " +
-      n + " && $critical -eq 0 ]]\n";
+  return "#!/usr/bin/env bash\n"
+         "# Runs ASTRA-sim's analytical backend on the " +
+         n +
+         " traces of this directory\n"
+         "# (written by stg --astra_sim; network " +
+         dims_text(dims) +
+         ").\n"
+         "#   usage: ./run.sh [ASTRA-sim binary]   (default: "
+         "AstraSim_Analytical_Congestion_Unaware on PATH;\n"
+         "#   a path is taken from where run.sh is called)\n"
+         "# Its output goes to log/ here (emptied first). ASTRA-sim exits with 0 even when\n"
+         "# ranks never finish (a deadlock): this script counts the \"sys[R] finished\" lines\n"
+         "# and exits with 1 unless all " +
+         n +
+         " ranks finished and no line is [critical].\n"
+         "set -uo pipefail\n"
+         "here=\"$(cd \"$(dirname \"${BASH_SOURCE[0]}\")\" && pwd)\"\n"
+         "astra_sim=\"${1:-AstraSim_Analytical_Congestion_Unaware}\"\n"
+         "if [[ \"$astra_sim\" == */* ]]; then\n"
+         "  astra_sim=\"$(cd \"$(dirname \"$astra_sim\")\" 2>/dev/null && pwd)/$(basename "
+         "\"$astra_sim\")\"\n"
+         "fi\n"
+         "if ! command -v \"$astra_sim\" >/dev/null; then\n"
+         "  echo \"run.sh: no ASTRA-sim binary ${1:-AstraSim_Analytical_Congestion_Unaware}: give "
+         "its "
+         "path, e.g. ./run.sh PATH/TO/AstraSim_Analytical_Congestion_Unaware\" >&2\n"
+         "  exit 2\n"
+         "fi\n"
+         "case \"$here\" in\n"
+         "  *empty*)\n"
+         "    echo \"run.sh: ASTRA-sim ignores a comm-group file whose path contains 'empty': move "
+         "$here\" >&2\n"
+         "    exit 2 ;;\n"
+         "esac\n"
+         "log=\"$here/log\"\n"
+         "rm -rf \"$log\" && mkdir -p \"$log\" && cd \"$log\" || exit 2\n"
+         "\"$astra_sim\" \\\n"
+         "  --workload-configuration=\"$here\"/" +
+         shell_quoted(trace_prefix) + " \\\n" + "  --comm-group-configuration=\"$here\"/" +
+         shell_quoted(comm_group_name) + " \\\n" + "  --system-configuration=\"$here\"/" +
+         kSystemFile + " \\\n" + "  --remote-memory-configuration=\"$here\"/" + kMemoryFile +
+         " \\\n" + "  --network-configuration=\"$here\"/" + kNetworkFile + " \\\n" +
+         "  --logging-folder=\"$log\" 2>&1 | tee \"$log/stdout.txt\"\n"
+         "status=${PIPESTATUS[0]}\n"
+         "finished=$(grep -c 'sys\\[[0-9]*\\] finished' \"$log/stdout.txt\")\n"
+         "critical=$(grep -c '\\[critical\\]' \"$log/stdout.txt\")\n"
+         "echo \"run.sh: $finished of " +
+         n +
+         " ranks finished, $critical [critical] lines, ASTRA-sim exit status $status\"\n"
+         "[[ $status -eq 0 && $finished -eq " +
+         n + " && $critical -eq 0 ]]\n";
+}
+
+}  // namespace
+
+AstraSimFiles astra_sim_files(const std::vector<int64_t>& dims, const AstraSimMachine& machine,
+                              const std::string& trace_prefix, const std::string& comm_group_name,
+                              int64_t ranks) {
+  AstraSimFiles f;
+  f.network_yml = network_yml(dims, machine, ranks);
+  f.system_json = system_json(dims, machine);
+  f.memory_json = "{\n  \"memory-type\": \"NO_MEMORY_EXPANSION\"\n}\n";
+  f.run_sh = run_sh(dims, trace_prefix, comm_group_name, ranks);
   return f;
 }
 

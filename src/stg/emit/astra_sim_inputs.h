@@ -10,6 +10,10 @@
 #include <string_view>
 #include <vector>
 
+namespace stg {
+struct Options;
+}
+
 namespace stg::emit {
 
 // The machine the files describe: an H100-like GPU (dense bf16 peak, HBM3
@@ -22,6 +26,11 @@ struct AstraSimMachine {
   double latency_ns = 936.25;    // every dimension (ASTRA-sim's examples)
   int64_t gpus_per_node = 8;
 };
+
+// The machine of --gpu (hardware/gpus.h): its dense peak for the trace's
+// element type (fp8 under --dtype fp8), HBM bandwidth, scale-up domain and
+// bandwidth, scale-out bandwidth; without --gpu, AstraSimMachine's defaults.
+AstraSimMachine machine_of(const Options& o);
 
 // The default network: one dimension per parallel axis of degree > 1, in
 // rank order (the fastest-varying rank coordinate first, as ASTRA-sim

@@ -55,7 +55,7 @@ AstraSimPlan plan_astra_sim(const Options& o, const std::string& rank_pattern,
     std::vector<int64_t> degrees;
     for (const mesh::MeshAxis& a : mesh.axes()) degrees.push_back(a.degree);
     degrees.push_back(mesh.stages());
-    plan.dims = default_network_dims(degrees, AstraSimMachine{}.gpus_per_node);
+    plan.dims = default_network_dims(degrees, machine_of(o).gpus_per_node);
   }
   if (units == Units::kStg)
     notes.push_back(
@@ -65,7 +65,7 @@ AstraSimPlan plan_astra_sim(const Options& o, const std::string& rank_pattern,
   const std::string first = io::expand_rank(rank_pattern, 0);
   const std::string prefix = first.substr(0, first.size() - std::string(".0.et").size());
   const AstraSimFiles f =
-      astra_sim_files(plan.dims, AstraSimMachine{}, prefix, comm_group_name, ranks);
+      astra_sim_files(plan.dims, machine_of(o), prefix, comm_group_name, ranks);
   plan.files = {{kNetworkFile, f.network_yml},
                 {kSystemFile, f.system_json},
                 {kMemoryFile, f.memory_json},
@@ -73,9 +73,8 @@ AstraSimPlan plan_astra_sim(const Options& o, const std::string& rank_pattern,
   return plan;
 }
 
-std::optional<std::string> zero_time_note(const std::vector<const StageGraph*>& stages) {
-  const AstraSimMachine machine;
-  const hardware::RooflineFigures hw{machine.peak_tflops, machine.hbm_gbps};
+std::optional<std::string> zero_time_note(const std::vector<const StageGraph*>& stages,
+                                          const hardware::RooflineFigures& hw) {
   std::string where;
   for (size_t s = 0; s < stages.size(); ++s) {
     if (!stages[s]) continue;

@@ -38,6 +38,7 @@ AstraSimPlan plan_astra_sim(const Options& o, const std::string& rank_pattern,
 // runs in 0 ns at the written system's roofline: ASTRA-sim's event queue
 // aborts at time 0 on it (hardware/roofline.h; `stg validate` warns W1).
 // `stages[s]` is stage s lowered with one micro-batch, or null.
-std::optional<std::string> zero_time_note(const std::vector<const StageGraph*>& stages);
+std::optional<std::string> zero_time_note(const std::vector<const StageGraph*>& stages,
+                                          const hardware::RooflineFigures& hw);
 
 }  // namespace stg::emit

@@ -16,11 +16,11 @@
 #include "stg/lower/lower_stage.h"
 #include "stg/lower/node_order.h"
 #include "stg/models/blocks/block_spec.h"
-#include "stg/models/parts/megatron_parts.h"
+#include "stg/models/parts/part_choices.h"
 #include "stg/options.h"
 #include "stg/passes/insert_collectives.h"
 #include "stg/passes/pass.h"
-#include "stg/report/megatron_memory.h"
+#include "stg/report/activation_memory.h"
 #include "stg/report/memory.h"
 
 namespace stg::models {
@@ -40,7 +40,7 @@ struct MemoryReport {
 // when they follow one instead of the graph's buffers.
 struct MemoryModel {
   std::vector<report::MemoryTerm> terms;
-  std::optional<report::MegatronMemoryOptions> activation_formula;
+  std::optional<report::ActivationMemoryOptions> activation_formula;
 };
 
 class Framework {
@@ -50,6 +50,10 @@ class Framework {
 
   // Flags and models this framework cannot honour: UsageError naming them.
   virtual void check(const Options& o) const = 0;
+  // The first flag `o` gives that only this framework reads, else empty:
+  // every other framework refuses it rather than ignore it
+  // (frameworks::refuse_flags_of_others).
+  virtual std::string own_flag_given(const Options& o) const = 0;
 
   // Decoder models (gpt, llama, moe). Dimensions the framework changes once
   // bound (`tp`: the tensor-parallel degree the vocabulary is split over);
@@ -59,8 +63,8 @@ class Framework {
   // `d`: the decoder's blocks and ends (models/blocks/block_spec.h).
   virtual void check_decoder(const Options& o, const models::DecoderSpec& d,
                              int64_t micro_batch) const = 0;
-  virtual models::MegatronParts decoder_parts(const Options& o, const models::DecoderSpec& d,
-                                              int zero_stage) const = 0;
+  virtual models::PartChoices decoder_parts(const Options& o, const models::DecoderSpec& d,
+                                            int zero_stage) const = 0;
 
   // The collectives of a sharding transition (what insert-collectives makes).
   virtual passes::CollectiveCreator collective_creator() const = 0;

@@ -6,8 +6,8 @@
 // Korthikanti et al.
 //
 // The layers and the memory formula stay beside their kind
-// (models/parts/megatron_embedding.h builds graphs like every part;
-// report/megatron_memory.h computes like report/memory.h): this file only
+// (models/parts/vocab_parallel_embedding.h builds graphs like every part;
+// report/activation_memory.h computes like report/memory.h): this file only
 // chooses them.
 #include <algorithm>
 #include <memory>
@@ -15,11 +15,12 @@
 #include "stg/frameworks/framework.h"
 #include "stg/models/families/registry.h"
 #include "stg/models/flag_binding.h"
+#include "stg/models/mixers/mixer_row.h"
 #include "stg/models/workload.h"
 #include "stg/passes/defer_weight_gradient_gathers.h"
 #include "stg/passes/grad_update.h"
 #include "stg/passes/gradient_precision.h"
-#include "stg/report/megatron_memory.h"
+#include "stg/report/activation_memory.h"
 
 namespace stg::frameworks {
 
@@ -46,7 +47,9 @@ std::vector<report::BlockActivations> block_activations(const models::DecoderSpe
                    .own_expert_width = b.own_expert_width,
                    .shared_experts = b.shared_experts,
                    .latent_attention = b.attention == models::AttentionKind::kMla,
-                   .mtp_module = mtp});
+                   .mtp_module = mtp,
+                   .mixer = b.mixer ? b.mixer->activations : nullptr,
+                   .mixer_options = b.mixer_options});
   };
   for (const models::BlockSpec& b : d.blocks) add(b);
   for (const models::BlockSpec& b : d.mtp) add(b);
@@ -67,6 +70,15 @@ class Megatron : public Framework {
     if (o.grad_dtype)
       require(*o.grad_dtype == DType::kFp32 || *o.grad_dtype == DType::kBf16,
               "--grad_dtype is fp32 or bf16: Megatron-LM reduces gradients in one of them");
+  }
+  // The flags of Megatron-LM's step, which mean nothing to the others.
+  std::string own_flag_given(const Options& o) const override {
+    if (o.tie_embeddings.has_value()) return "--tie_embeddings";
+    if (o.causal_saving.has_value()) return "--causal_saving";
+    if (o.grad_dtype.has_value()) return "--grad_dtype";
+    if (o.make_vocab_size_divisible_by.has_value()) return "--make_vocab_size_divisible_by";
+    if (o.recompute() == Recompute::kSelective) return "--activation_recompute selective";
+    return "";
   }
 
   // Megatron-LM computes the logits over a vocabulary padded to a multiple
@@ -99,10 +111,10 @@ class Megatron : public Framework {
                 "parallelism, so every dp x ep rank needs whole sequences");
   }
 
-  models::MegatronParts decoder_parts(const Options& o, const models::DecoderSpec& d,
-                                      int zero_stage) const override {
-    models::MegatronParts parts;
-    parts.vocabulary_layers = true;
+  models::PartChoices decoder_parts(const Options& o, const models::DecoderSpec& d,
+                                    int zero_stage) const override {
+    models::PartChoices parts;
+    parts.vocab_parallel_layers = true;
     parts.selective_recompute_core = true;
     parts.experts_carved_from_dp = true;
     parts.tie_embeddings = o.tie_embeddings.value_or(d.tied_embeddings);
@@ -154,23 +166,23 @@ class Megatron : public Framework {
   MemoryReport memory_report(const Options& o, const models::Workload& w,
                              const lower::LowerOptions& lo, const graph::Graph& g,
                              int64_t ranks_per_stage) const override {
-    const report::MegatronMemoryOptions m = memory_options(o, w, lo);
+    const report::ActivationMemoryOptions m = memory_options(o, w, lo);
     MemoryReport out;
-    out.by_stage = report::megatron_memory_by_stage(g, w.mesh, w.values, m);
-    out.text = report::format_megatron_memory(out.by_stage, ranks_per_stage, m.recompute);
+    out.by_stage = report::activation_memory_by_stage(g, w.mesh, w.values, m);
+    out.text = report::format_activation_memory(out.by_stage, ranks_per_stage, m.recompute);
     return out;
   }
   MemoryModel memory_model(const Options& o, const models::Workload& w,
                            const lower::LowerOptions& lo, const graph::Graph& g,
                            const report::PlaceOf& place) const override {
-    const report::MegatronMemoryOptions m = memory_options(o, w, lo);
-    return {report::megatron_weight_terms(g, m, place), m};
+    const report::ActivationMemoryOptions m = memory_options(o, w, lo);
+    return {report::mixed_precision_weight_terms(g, m, place), m};
   }
 
  private:
-  report::MegatronMemoryOptions memory_options(const Options& o, const models::Workload& w,
-                                               const lower::LowerOptions& lo) const {
-    report::MegatronMemoryOptions m;
+  report::ActivationMemoryOptions memory_options(const Options& o, const models::Workload& w,
+                                                 const lower::LowerOptions& lo) const {
+    report::ActivationMemoryOptions m;
     m.blocks = block_activations(w.decoder);
     m.output_layers = 1 + static_cast<int>(w.decoder.mtp.size());
     m.embedding_dropout = w.decoder.dropout;

@@ -16,23 +16,15 @@ class Reference : public Framework {
  public:
   std::string_view name() const override { return "reference"; }
 
-  // The flags of Megatron-LM's step mean nothing here: refused, not ignored.
-  void check(const Options& o) const override {
-    auto megatron_only = [](bool given, const std::string& flag) {
-      if (given)
-        throw UsageError(flag + " applies to --framework megatron only: add --framework megatron");
-    };
-    megatron_only(o.tie_embeddings.has_value(), "--tie_embeddings");
-    megatron_only(o.causal_saving.has_value(), "--causal_saving");
-    megatron_only(o.grad_dtype.has_value(), "--grad_dtype");
-    megatron_only(o.make_vocab_size_divisible_by.has_value(), "--make_vocab_size_divisible_by");
-    megatron_only(o.recompute() == Recompute::kSelective, "--activation_recompute selective");
-  }
+  // The other frameworks' flags are refused by the registry
+  // (refuse_flags_of_others); the reference has none of its own.
+  void check(const Options&) const override {}
+  std::string own_flag_given(const Options&) const override { return ""; }
 
   void adjust_decoder_dims(models::Workload&, const Options&, int64_t) const override {}
   void check_decoder(const Options&, const models::DecoderSpec&, int64_t) const override {}
-  models::MegatronParts decoder_parts(const Options&, const models::DecoderSpec&,
-                                      int) const override {
+  models::PartChoices decoder_parts(const Options&, const models::DecoderSpec&,
+                                    int) const override {
     return {};  // every choice off: the reference's own layers
   }
 

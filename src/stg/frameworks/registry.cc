@@ -61,4 +61,14 @@ const Framework& find(std::string_view name) {
   throw UsageError("--framework '" + std::string(name) + "' is unknown: use " + choices());
 }
 
+void refuse_flags_of_others(const Framework& chosen, const Options& o) {
+  for (const Built& b : built()) {
+    if (b.framework.get() == &chosen) continue;
+    const std::string flag = b.framework->own_flag_given(o);
+    if (!flag.empty())
+      throw UsageError(flag + " applies to --framework " + b.name + " only: add --framework " +
+                       b.name);
+  }
+}
+
 }  // namespace stg::frameworks

@@ -18,4 +18,9 @@ std::vector<std::string> names();
 // as the program.
 const Framework& find(std::string_view name);
 
+// A flag of another framework than `chosen` (Framework::own_flag_given):
+// UsageError naming the flag and its framework, so that it is refused
+// rather than ignored.
+void refuse_flags_of_others(const Framework& chosen, const Options& o);
+
 }  // namespace stg::frameworks

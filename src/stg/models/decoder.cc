@@ -22,7 +22,7 @@ std::string decoder_block_prefix(int i) { return "transformer." + std::to_string
 // spec already built is appended again, not built again.
 void append_decoder_blocks(Graph& g, const DecoderConfig& c, const KvCache& kv) {
   using Kind = graph::Placement::Kind;
-  const BlockContext context{c.tpsp, c.experts_per_rank, c.megatron, c.cp, kv};
+  const BlockContext context{c.tpsp, c.experts_per_rank, c.choices, c.cp, kv};
   std::vector<std::pair<BlockSpec, Graph>> built;
   for (size_t i = 0; i < c.spec.blocks.size(); ++i) {
     const BlockSpec& spec = c.spec.blocks[i];
@@ -49,7 +49,7 @@ std::string mtp_prefix(int depth) { return "mtp." + std::to_string(depth) + ".";
 // returns its gradient, summed with what that block's output layer returns.
 void append_mtp(Graph& g, const DecoderConfig& c) {
   using Kind = graph::Placement::Kind;
-  const BlockContext context{c.tpsp, c.experts_per_rank, c.megatron, c.cp, {}};
+  const BlockContext context{c.tpsp, c.experts_per_rank, c.choices, c.cp, {}};
   const int n = static_cast<int>(c.spec.blocks.size());
   std::string out = decoder_block_prefix(n - 1) + "ffn_res.y";
   std::string dout = decoder_block_prefix(n - 1) + "ffn_res.dy", dout_from_head = "out_emb.dx";
@@ -58,7 +58,7 @@ void append_mtp(Graph& g, const DecoderConfig& c) {
     const std::string p = mtp_prefix(depth);
     const BlockSpec& spec = c.spec.mtp[k];
     g.append(block_kind(spec.kind).build(spec, context), p, {}, {Kind::kBlock, n + depth});
-    append_mtp_vocabulary(g, p, mtp_prefix(0), depth, c.tpsp, c.megatron, c.ends_apart);
+    append_mtp_vocabulary(g, p, mtp_prefix(0), depth, c.tpsp, c.choices, c.ends_apart);
     g.link(out, p + MtpPorts::hidden);
     sum_gradients(g, dout, dout_from_head, p + MtpPorts::dhidden);
     out = p + MtpPorts::out;
@@ -74,7 +74,7 @@ Model build_decoder(const DecoderConfig& c) {
   const int n = static_cast<int>(c.spec.blocks.size());
   append_decoder_blocks(m.graph, c);
   append_vocabulary(m.graph, decoder_block_prefix(0), decoder_block_prefix(n - 1), c.tpsp,
-                    c.megatron);
+                    c.choices);
   append_mtp(m.graph, c);
   set_decoder_axes(m, c);
   return m;
@@ -87,7 +87,7 @@ void set_decoder_axes(Model& m, const DecoderConfig& c) {
   m.claim = graph::ClaimRule::kEveryAxisInDim;  // the later reference's rule
   m.num_blocks = n;
   if (c.spec.any(BlockKind::kMoe)) {
-    if (c.megatron.experts_carved_from_dp) {
+    if (c.choices.experts_carved_from_dp) {
       // The token side's data parallelism is dp·ep; the experts' is dp.
       m.graph.substitute({{"dp", dims().dp * dims().ep}});
       m.graph.substitute({{"edp", dims().dp}});

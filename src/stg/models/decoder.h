@@ -3,9 +3,9 @@
 // and the output embedding with the loss, then the multi-token prediction
 // modules, if any (blocks/mtp_module.h), placed as blocks numbered after the
 // last (Model::num_blocks + depth - 1: pipeline placement puts them with the
-// last part, recomputation and the memory report treat them as blocks). The families make its spec from
-// the flags (models/families/); the axes are the later reference's, with
-// `ep` when a block has experts.
+// last part, recomputation and the memory report treat them as blocks). The families make its spec
+// from the flags (models/families/); the axes are the later reference's, with `ep` when a block has
+// experts.
 #pragma once
 
 #include <string>
@@ -14,7 +14,7 @@
 #include "stg/models/model.h"
 #include "stg/models/parts/context_parallel.h"
 #include "stg/models/parts/kv_cache.h"
-#include "stg/models/parts/megatron_parts.h"
+#include "stg/models/parts/part_choices.h"
 
 namespace stg::models {
 
@@ -24,7 +24,7 @@ struct DecoderConfig {
   int experts_per_rank = 4;  // MoE blocks: Experts / ep
   // Megatron-LM's vocabulary layers, tied or not, attention marks and MoE
   // layer with ep carved out of dp, as the framework chooses.
-  MegatronParts megatron;
+  PartChoices choices;
   ContextParallel cp;  // how attention crosses the cp axis
   // The first and the last part on different stages (pp > 1 and not
   // DualPipeV's V): the multi-token prediction modules keep a copy of the

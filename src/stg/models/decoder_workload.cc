@@ -191,6 +191,45 @@ int64_t bind_decoder_dims(Workload& w, const Options& o) {
   return micro;
 }
 
+// The batch splits into whole micro-batches and data-parallel shares, and
+// every pipeline stage has a block or an embedding.
+void check_batch_and_stages(const Options& o, int64_t batch, int64_t micro, int64_t dp,
+                            int64_t stacks, int64_t pp) {
+  require(batch % micro == 0, "--batch " + num(batch) + " is not divisible by --micro_batch " +
+                                  num(micro) +
+                                  ": choose a micro-batch size that divides the batch");
+  // Without --micro_batch the whole batch is the one micro-batch: name the
+  // flag the user gave.
+  const bool micro_given = o.micro_batch.value_or(-1) != -1;
+  require(micro % dp == 0, micro_given
+                               ? "--micro_batch " + num(micro) + " is not divisible by --dp " +
+                                     num(dp) + ": each data-parallel rank needs a whole share"
+                               : "--batch " + num(batch) + " is not divisible by --dp " + num(dp) +
+                                     ": each data-parallel rank needs a whole share of the batch");
+  require(stacks >= 1, "--num_stacks " + num(stacks) + " is not valid: use >= 1");
+  require(pp <= stacks + 2, "--pp " + num(pp) + " is larger than --num_stacks " + num(stacks) +
+                                " + 2: every stage needs a block or an embedding");
+}
+
+// The mesh's groups beyond the axes: the stages that share the embedding,
+// DualPipe's mirrored stages and the dp x cp product gradients reduce over.
+void add_groups(Workload& w, const Options& o, const PartChoices& choices,
+                const mesh::Degrees& degree, bool ends_apart) {
+  const int64_t pp = degree.stages();
+  // Tied embeddings, or the input embedding's copy on the multi-token
+  // prediction modules' stage (models/parts/mtp_vocabulary.h).
+  if (choices.tied_stages_apart || (!w.decoder.mtp.empty() && ends_apart))
+    w.embedding_group = w.mesh.add_stage_group({"embedding", {0, w.mesh.stages() - 1}});
+  // DualPipe's two copies of each pipeline stage's parameters: stages i and pp-1-i.
+  if (o.pipeline_schedule == lower::Schedule::kDualPipe)
+    for (int64_t s = 0; s < pp / 2; ++s) {
+      const int group = w.mesh.add_stage_group({"dualpipe", {s, pp - 1 - s}});
+      if (s == 0) w.mirror_group = group;
+    }
+  if (choices.reduce_over_dp_cp && degree["dp"] > 1 && degree["sp"] > 1)
+    w.mesh.add_axis_product({"dp x cp", {w.mesh.find("dp"), w.mesh.find("sp")}});
+}
+
 }  // namespace
 
 Workload decoder_workload(const Options& o, const frameworks::Framework& f) {
@@ -233,20 +272,7 @@ Workload decoder_workload(const Options& o, const frameworks::Framework& f, cons
   const int64_t tp = degree["tp"], dp = degree["dp"], ep = degree["ep"], pp = degree.stages();
   f.adjust_decoder_dims(w, o, tp);
   const auto& v = w.values.by_symbol;
-  require(batch % micro == 0, "--batch " + num(batch) + " is not divisible by --micro_batch " +
-                                  num(micro) +
-                                  ": choose a micro-batch size that divides the batch");
-  // Without --micro_batch the whole batch is the one micro-batch: name the
-  // flag the user gave.
-  const bool micro_given = o.micro_batch.value_or(-1) != -1;
-  require(micro % dp == 0, micro_given
-                               ? "--micro_batch " + num(micro) + " is not divisible by --dp " +
-                                     num(dp) + ": each data-parallel rank needs a whole share"
-                               : "--batch " + num(batch) + " is not divisible by --dp " + num(dp) +
-                                     ": each data-parallel rank needs a whole share of the batch");
-  require(stacks >= 1, "--num_stacks " + num(stacks) + " is not valid: use >= 1");
-  require(pp <= stacks + 2, "--pp " + num(pp) + " is larger than --num_stacks " + num(stacks) +
-                                " + 2: every stage needs a block or an embedding");
+  check_batch_and_stages(o, batch, micro, dp, stacks, pp);
   const bool tpsp = o.tpsp.value_or(true);
   require(tpsp || !moe,
           "--tpsp 0 is not available for --model_type moe: its layouts need "
@@ -255,31 +281,20 @@ Workload decoder_workload(const Options& o, const frameworks::Framework& f, cons
   if (!w.decoder.any(AttentionKind::kGqa))
     note(o.kvhead.has_value(), "--kvhead (grouped-query attention is --model_type llama)");
   w.zero_stage = zero_stage(o);
-  const MegatronParts megatron = f.decoder_parts(o, w.decoder, w.zero_stage);
+  const PartChoices choices = f.decoder_parts(o, w.decoder, w.zero_stage);
   // Under DualPipeV the first and the last part share stage 0.
   const bool ends_apart = pp > 1 && !lower::v_shaped(o.pipeline_schedule);
   w.model = build({.spec = w.decoder,
                    .tpsp = tpsp,
                    .experts_per_rank = moe ? static_cast<int>(v.at("Experts") / ep) : 0,
-                   .megatron = megatron,
+                   .choices = choices,
                    .cp = {o.cp_algo, static_cast<int>(degree["sp"])},
                    .ends_apart = ends_apart});
   w.micro_batches = static_cast<int>(batch / micro);
   w.bindings = zero_bindings(w.zero_stage);
   w.micro_batch_renames = {{"Batch", expr::Expr::symbol("MicroBatch")}};
   bind_axes(w, degree, {Spelling::kLater});
-  // Tied embeddings, or the input embedding's copy on the multi-token
-  // prediction modules' stage (models/parts/mtp_vocabulary.h).
-  if (megatron.tied_stages_apart || (!w.decoder.mtp.empty() && ends_apart))
-    w.embedding_group = w.mesh.add_stage_group({"embedding", {0, w.mesh.stages() - 1}});
-  // DualPipe's two copies of each pipeline stage's parameters: stages i and pp-1-i.
-  if (o.pipeline_schedule == lower::Schedule::kDualPipe)
-    for (int64_t s = 0; s < pp / 2; ++s) {
-      const int group = w.mesh.add_stage_group({"dualpipe", {s, pp - 1 - s}});
-      if (s == 0) w.mirror_group = group;
-    }
-  if (megatron.reduce_over_dp_cp && degree["dp"] > 1 && degree["sp"] > 1)
-    w.mesh.add_axis_product({"dp x cp", {w.mesh.find("dp"), w.mesh.find("sp")}});
+  add_groups(w, o, choices, degree, ends_apart);
   check_weight_dims(w);
   return w;
 }

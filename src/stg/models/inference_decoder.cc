@@ -22,7 +22,7 @@ Graph phase_graph(const DecoderConfig& c, ServingPhase phase, int kv_element_byt
   append_decoder_blocks(g, c, {phase, kv_element_bytes});
   const int n = static_cast<int>(c.spec.blocks.size());
   append_serving_vocabulary(g, decoder_block_prefix(0), decoder_block_prefix(n - 1), c.tpsp,
-                            c.megatron, /*last_token=*/phase == ServingPhase::kPrefill);
+                            c.choices, /*last_token=*/phase == ServingPhase::kPrefill);
   return forward_part(g);
 }
 
@@ -147,78 +147,101 @@ struct PrefillPool {
   int token = -1;
 };
 
-// Decode pool `j`'s steps, after its first tokens and each block's cache
-// of the prompts received from the prefill pools that served its requests
-// (disaggregated), else after the prefill on the same ranks.
-void append_decode_pool(Graph& g, const DecoderConfig& c, const ServingPlan& plan,
-                        const Graph& prefill, const std::vector<PrefillPool>& prefilled,
-                        const Graph& decode, int j) {
-  using graph::Phase;
-  using Renames = std::map<std::string, expr::Expr>;
-  const int prefills = static_cast<int>(prefilled.size());
-  const int decodes = plan.disaggregated ? plan.decode_pools : 1;
-  Renames one_token = {{"Seq", expr::Expr::constant(1)}};
-  add_pool_batch(one_token, decodes);
-  const int pool = plan.disaggregated ? prefills + j : 0;
-  const std::string shared_prefix = plan.disaggregated ? decode_pool_prefix(j, decodes) : "";
-  const std::string steps_prefix = decodes > 1 ? shared_prefix : "";
+// Decode pool `j` of `decodes` in the graph: its pool, the prefix of its
+// weights and caches and of its steps' names, and the batch of its graphs.
+struct DecodePool {
+  int j = 0, prefills = 1, decodes = 1;
+  int pool = 0;
+  std::string shared_prefix, steps_prefix;
   // Names the part of a prefill pool's tensor sent here (a part of it).
-  const std::string sent_to = ".for_decode_pool" + std::to_string(j);
-  int token = prefilled[0].token;
-  // Disaggregated: the decode pool has weights and caches of its own, and
-  // receives its first tokens with the caches from the prefill pools.
-  if (plan.disaggregated) {
-    std::vector<int> parts;
-    for (int i = 0; i < prefills; ++i)
-      if (const int units = shared_units(i, j, prefills, decodes))
-        parts.push_back(requests_part(g, prefilled[i].token, units, decodes,
-                                      g[prefilled[i].token].name + sent_to));
-    const Graph first = prompt_tokens();
-    const std::vector<int> at = append_phase(
-        g, first, {shared_prefix + "first.", Phase::kPrefill, 0, -1, pool, shared_prefix},
-        one_token);
-    const int received = at[first.at("token.y")];
-    for (int part : parts) g.mutable_tensor(received).extra_deps.push_back(part);
-    g.mutable_tensor_keep_result(received).feeds_next_step = true;
-    token = received;
-  }
-  // Disaggregated: each block's cache, as each prefill pool's rank of the
-  // block wrote it (the part of the requests both serve), received once by
-  // the decode pool's rank of the block (before any decode step: the
-  // receives of a micro-batch's decode steps come after it).
+  std::string sent_to;
+  std::map<std::string, expr::Expr> one_token;
+};
+
+DecodePool decode_pool(const ServingPlan& plan, int prefills, int j) {
+  DecodePool d;
+  d.j = j;
+  d.prefills = prefills;
+  d.decodes = plan.disaggregated ? plan.decode_pools : 1;
+  d.one_token = {{"Seq", expr::Expr::constant(1)}};
+  add_pool_batch(d.one_token, d.decodes);
+  d.pool = plan.disaggregated ? prefills + j : 0;
+  d.shared_prefix = plan.disaggregated ? decode_pool_prefix(j, d.decodes) : "";
+  d.steps_prefix = d.decodes > 1 ? d.shared_prefix : "";
+  d.sent_to = ".for_decode_pool" + std::to_string(j);
+  return d;
+}
+
+// Disaggregated: the decode pool has weights and caches of its own, and
+// receives its first tokens with the caches from the prefill pools.
+// Returns the received tokens.
+int receive_first_tokens(Graph& g, const DecodePool& d, const std::vector<PrefillPool>& prefilled) {
+  std::vector<int> parts;
+  for (int i = 0; i < d.prefills; ++i)
+    if (const int units = shared_units(i, d.j, d.prefills, d.decodes))
+      parts.push_back(requests_part(g, prefilled[i].token, units, d.decodes,
+                                    g[prefilled[i].token].name + d.sent_to));
+  const Graph first = prompt_tokens();
+  const std::vector<int> at = append_phase(
+      g, first,
+      {d.shared_prefix + "first.", graph::Phase::kPrefill, 0, -1, d.pool, d.shared_prefix},
+      d.one_token);
+  const int received = at[first.at("token.y")];
+  for (int part : parts) g.mutable_tensor(received).extra_deps.push_back(part);
+  g.mutable_tensor_keep_result(received).feeds_next_step = true;
+  return received;
+}
+
+// Disaggregated: each block's cache, as each prefill pool's rank of the
+// block wrote it (the part of the requests both serve), received once by
+// the decode pool's rank of the block (before any decode step: the
+// receives of a micro-batch's decode steps come after it). Returns the
+// receives of each block.
+std::vector<std::vector<int>> receive_caches(Graph& g, const DecoderConfig& c, const DecodePool& d,
+                                             const Graph& prefill,
+                                             const std::vector<PrefillPool>& prefilled) {
   std::vector<std::vector<int>> cache_in(c.spec.blocks.size());
-  for (size_t b = 0; plan.disaggregated && b < c.spec.blocks.size(); ++b) {
+  for (size_t b = 0; b < c.spec.blocks.size(); ++b) {
     const std::string name = decoder_block_prefix(static_cast<int>(b)) + "mha.kv_write";
-    for (int i = 0; i < prefills; ++i) {
-      const int units = shared_units(i, j, prefills, decodes);
+    for (int i = 0; i < d.prefills; ++i) {
+      const int units = shared_units(i, d.j, d.prefills, d.decodes);
       if (units == 0) continue;
       const int written = prefilled[i].at[prefill.at(name)];
-      const int sent = requests_part(g, written, units, decodes, g[written].name + sent_to);
+      const int sent = requests_part(g, written, units, d.decodes, g[written].name + d.sent_to);
       const graph::OpResult& r = g.result(sent);
       Tensor in;
-      in.name = shared_prefix + "received." + prefill_pool_prefix(i, prefills) + name;
+      in.name = d.shared_prefix + "received." + prefill_pool_prefix(i, d.prefills) + name;
       in.op = graph::Op::kIdentity;
       in.x1 = sent;
       in.x1_shape = r.y_shape;
       in.x1_hidden = r.y_hidden;
-      in.phase = Phase::kPrefill;
-      in.placement = {graph::Placement::Kind::kBlock, static_cast<int>(b), pool};
+      in.phase = graph::Phase::kPrefill;
+      in.placement = {graph::Placement::Kind::kBlock, static_cast<int>(b), d.pool};
       cache_in[b].push_back(g.add(std::move(in)));
     }
   }
+  return cache_in;
+}
+
+// The decode steps, the first after `token`, each block's attention after
+// the caches it received (`cache_in`).
+void append_decode_steps(Graph& g, const ServingPlan& plan, const DecodePool& d,
+                         const Graph& decode, int token,
+                         const std::vector<std::vector<int>>& cache_in) {
   const int embedded = decode.at("in_emb.y"), sampled = decode.at("token.y");
   const int steps = plan.steps_from_one ? 1 : plan.decode_steps;
   for (int step = 0; step < steps; ++step) {
     // One token per request, attending over the context so far.
-    Renames renames = one_token;
+    std::map<std::string, expr::Expr> renames = d.one_token;
     if (!plan.steps_from_one) renames["Ctx"] = expr::Expr::constant(plan.first_context + step);
     // Names "decode<step>.": the step number after "decode".
-    const std::string named = steps_prefix + "decode";
+    const std::string named = d.steps_prefix + "decode";
     const int step_at = plan.steps_from_one ? static_cast<int>(named.size()) : -1;
-    const std::vector<int> at = append_phase(
-        g, decode,
-        {named + std::to_string(step) + ".", Phase::kDecode, step, step_at, pool, shared_prefix},
-        renames);
+    const std::vector<int> at =
+        append_phase(g, decode,
+                     {named + std::to_string(step) + ".", graph::Phase::kDecode, step, step_at,
+                      d.pool, d.shared_prefix},
+                     renames);
     // The step embeds the token sampled before it.
     g.mutable_tensor(at[embedded]).extra_deps.push_back(token);
     g.mutable_tensor_keep_result(at[sampled]).feeds_next_step = true;
@@ -231,6 +254,22 @@ void append_decode_pool(Graph& g, const DecoderConfig& c, const ServingPlan& pla
              at[decode.at(decoder_block_prefix(static_cast<int>(b)) + "mha.attn_kernel.qkv")])
             .extra_deps.push_back(in);
   }
+}
+
+// Decode pool `j`'s steps, after its first tokens and each block's cache
+// of the prompts received from the prefill pools that served its requests
+// (disaggregated), else after the prefill on the same ranks.
+void append_decode_pool(Graph& g, const DecoderConfig& c, const ServingPlan& plan,
+                        const Graph& prefill, const std::vector<PrefillPool>& prefilled,
+                        const Graph& decode, int j) {
+  const DecodePool d = decode_pool(plan, static_cast<int>(prefilled.size()), j);
+  int token = prefilled[0].token;
+  std::vector<std::vector<int>> cache_in(c.spec.blocks.size());
+  if (plan.disaggregated) {
+    token = receive_first_tokens(g, d, prefilled);
+    cache_in = receive_caches(g, c, d, prefill, prefilled);
+  }
+  append_decode_steps(g, plan, d, decode, token, cache_in);
 }
 
 }  // namespace

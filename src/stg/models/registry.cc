@@ -10,6 +10,7 @@ namespace stg::models {
 Workload build_workload(const Options& o) {
   check_limits(o);
   const frameworks::Framework& f = frameworks::find(o.framework);
+  frameworks::refuse_flags_of_others(f, o);
   f.check(o);
   require(o.cp_algo == CpAlgo::kAllGather || (o.module_csv.empty() && family_of(o).decoder),
           "--cp_algo ring and ulysses are attention kernels of the decoder models (every "

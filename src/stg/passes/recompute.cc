@@ -86,34 +86,34 @@ std::map<BlockKey, RegionBackward> region_backward(const graph::Graph& g,
   return out;
 }
 
-}  // namespace
-
-int add_recomputation(graph::Graph& g, bool selective, bool checkpointed) {
+// The tensors to recompute: all recomputable ones, or (selective) the
+// ones marked selective_recompute.
+std::vector<bool> recomputed(const graph::Graph& g, bool selective) {
   const int n = static_cast<int>(g.size());
   std::vector<bool> redo(n, false);
   for (int i = 0; i < n; ++i)
     redo[i] = recomputable(g, i) && (!selective || g[i].selective_recompute);
+  return redo;
+}
 
-  // The gradient entering each block: backward tensors of the block fed by
-  // a backward tensor outside it.
+// The gradient entering each block: backward tensors of the block fed by
+// a backward tensor outside it.
+std::map<BlockKey, std::vector<int>> block_entries(const graph::Graph& g) {
   std::map<BlockKey, std::vector<int>> entry;
-  for (int i = 0; i < n; ++i) {
+  for (int i = 0; i < static_cast<int>(g.size()); ++i) {
     const Tensor& t = g[i];
     if (!in_block(t) || !t.is_backward()) continue;
     for (int in : {t.x1, t.x2})
       if (in >= 0 && g[in].is_backward() && (!in_block(g[in]) || key_of(g[in]) != key_of(t)))
         entry[key_of(t)].push_back(i);
   }
+  return entry;
+}
 
-  // Checkpointed: the recomputation starts at the gradients of the region's
-  // outputs, and the region's backward waits for it (below).
-  std::map<BlockKey, RegionBackward> region;
-  if (checkpointed) region = region_backward(g, redo);
-  auto gates_of = [&](const BlockKey& key) -> const std::vector<int>& {
-    const auto it = region.find(key);
-    return it != region.end() && !it->second.gates.empty() ? it->second.gates : entry[key];
-  };
-
+// A backward copy "recompute.<name>" of each tensor to redo; returns where
+// each tensor's copy is (-1: none).
+std::vector<int> add_copies(graph::Graph& g, const std::vector<bool>& redo) {
+  const int n = static_cast<int>(g.size());
   std::vector<int> copy(n, -1);
   for (int i = 0; i < n; ++i) {
     if (!redo[i]) continue;
@@ -125,8 +125,15 @@ int add_recomputation(graph::Graph& g, bool selective, bool checkpointed) {
     t.grad_of = -1;
     copy[i] = g.add(std::move(t));
   }
+  return copy;
+}
+
+// The copies read each other; a copy that reads no other copy (a root)
+// waits for `gates(block)`. Returns the number of copies.
+template <typename Gates>
+int wire_copies(graph::Graph& g, const std::vector<int>& copy, const Gates& gates_of) {
   int count = 0;
-  for (int i = 0; i < n; ++i) {
+  for (int i = 0; i < static_cast<int>(copy.size()); ++i) {
     if (copy[i] < 0) continue;
     ++count;
     Tensor& t = g.mutable_tensor(copy[i]);
@@ -145,8 +152,12 @@ int add_recomputation(graph::Graph& g, bool selective, bool checkpointed) {
       t.extra_deps.insert(t.extra_deps.end(), gates.begin(), gates.end());
     }
   }
-  // The block's backward pass reads its recomputed activations.
-  for (int i = 0; i < n; ++i) {
+  return count;
+}
+
+// The block's backward pass reads its recomputed activations.
+void read_copies(graph::Graph& g, const std::vector<int>& copy) {
+  for (int i = 0; i < static_cast<int>(copy.size()); ++i) {
     if (!g[i].is_backward() || !in_block(g[i])) continue;
     const BlockKey block = key_of(g[i]);
     Tensor& t = g.mutable_tensor(i);
@@ -157,8 +168,13 @@ int add_recomputation(graph::Graph& g, bool selective, bool checkpointed) {
     redirect(t.x2);
     for (int& d : t.extra_deps) redirect(d);
   }
-  // Checkpointed: the region's first backward tensors wait for the whole
-  // recomputed region (its copies no other copy reads).
+}
+
+// Checkpointed: the region's first backward tensors wait for the whole
+// recomputed region (its copies no other copy reads).
+void wait_for_regions(graph::Graph& g, const std::vector<int>& copy,
+                      const std::map<BlockKey, RegionBackward>& region) {
+  const int n = static_cast<int>(copy.size());
   for (const auto& [key, r] : region) {
     if (r.gates.empty()) continue;
     std::vector<bool> read(g.size(), false);
@@ -177,30 +193,53 @@ int add_recomputation(graph::Graph& g, bool selective, bool checkpointed) {
       deps.insert(deps.end(), sinks.begin(), sinks.end());
     }
   }
-  // Checkpointed: the recomputed region is created where its backward
-  // starts (right before the first of its first backward tensors), so that
-  // it is issued with the backward it belongs to, not after all the work
-  // created before it (lower/node_order.h issues ready compute in creation
-  // order).
-  if (checkpointed && count > 0) {
-    std::vector<std::vector<int>> before(n);
-    std::vector<bool> moved(g.size(), false);
-    for (int i = 0; i < n; ++i) {
-      if (copy[i] < 0) continue;
-      const auto it = region.find(key_of(g[i]));
-      if (it == region.end() || it->second.gates.empty()) continue;
-      const int anchor = *std::min_element(it->second.first.begin(), it->second.first.end());
-      before[anchor].push_back(copy[i]);
-      moved[copy[i]] = true;
-    }
-    std::vector<int> order;
-    order.reserve(g.size());
-    for (int i = 0; i < static_cast<int>(g.size()); ++i) {
-      if (i < n) order.insert(order.end(), before[i].begin(), before[i].end());
-      if (!moved[i]) order.push_back(i);
-    }
-    g.permute(order);
+}
+
+// Checkpointed: the recomputed region is created where its backward
+// starts (right before the first of its first backward tensors), so that
+// it is issued with the backward it belongs to, not after all the work
+// created before it (lower/node_order.h issues ready compute in creation
+// order).
+void move_regions_to_backward(graph::Graph& g, const std::vector<int>& copy,
+                              const std::map<BlockKey, RegionBackward>& region) {
+  const int n = static_cast<int>(copy.size());
+  std::vector<std::vector<int>> before(n);
+  std::vector<bool> moved(g.size(), false);
+  for (int i = 0; i < n; ++i) {
+    if (copy[i] < 0) continue;
+    const auto it = region.find(key_of(g[i]));
+    if (it == region.end() || it->second.gates.empty()) continue;
+    const int anchor = *std::min_element(it->second.first.begin(), it->second.first.end());
+    before[anchor].push_back(copy[i]);
+    moved[copy[i]] = true;
   }
+  std::vector<int> order;
+  order.reserve(g.size());
+  for (int i = 0; i < static_cast<int>(g.size()); ++i) {
+    if (i < n) order.insert(order.end(), before[i].begin(), before[i].end());
+    if (!moved[i]) order.push_back(i);
+  }
+  g.permute(order);
+}
+
+}  // namespace
+
+int add_recomputation(graph::Graph& g, bool selective, bool checkpointed) {
+  const std::vector<bool> redo = recomputed(g, selective);
+  std::map<BlockKey, std::vector<int>> entry = block_entries(g);
+  // Checkpointed: the recomputation starts at the gradients of the region's
+  // outputs, and the region's backward waits for it (below).
+  std::map<BlockKey, RegionBackward> region;
+  if (checkpointed) region = region_backward(g, redo);
+  auto gates_of = [&](const BlockKey& key) -> const std::vector<int>& {
+    const auto it = region.find(key);
+    return it != region.end() && !it->second.gates.empty() ? it->second.gates : entry[key];
+  };
+  const std::vector<int> copy = add_copies(g, redo);
+  const int count = wire_copies(g, copy, gates_of);
+  read_copies(g, copy);
+  wait_for_regions(g, copy, region);
+  if (checkpointed && count > 0) move_regions_to_backward(g, copy, region);
   return count;
 }
 

@@ -19,7 +19,7 @@
 
 #include "stg/mesh/mesh.h"
 #include "stg/options.h"
-#include "stg/report/megatron_memory.h"
+#include "stg/report/activation_memory.h"
 #include "stg/sweep/fast_expr.h"
 
 namespace stg::sweep {
@@ -67,7 +67,7 @@ class PlanTemplate {
   bool whole(const std::vector<int64_t>& values) const;
   // With a formula of activations (Megatron-LM's): its options, the
   // template's mesh and values to evaluate it with a plan's dp and pp.
-  const std::optional<report::MegatronMemoryOptions>& activation_formula() const {
+  const std::optional<report::ActivationMemoryOptions>& activation_formula() const {
     return formula_;
   }
   mesh::Mesh mesh_of(int64_t dp, int64_t pp) const;
@@ -80,7 +80,7 @@ class PlanTemplate {
   std::vector<PartFigures> parts_;
   Flow forward_link_, backward_link_;
   std::vector<FastExpr> checks_;
-  std::optional<report::MegatronMemoryOptions> formula_;
+  std::optional<report::ActivationMemoryOptions> formula_;
   mesh::Mesh mesh_;
   expr::Values named_;
   std::string dp_symbol_;

@@ -155,18 +155,18 @@ class Evaluator {
   struct Formula {
     bool used = false;
     std::vector<double> block_bytes;
-    report::MegatronEnds ends;
+    report::EndActivations ends;
   };
   Formula formula_bytes(const PlanTemplate& t, const Candidate& c) const {
     Formula f;
     if (!t.activation_formula()) return f;
     f.used = true;
-    const report::MegatronMemoryOptions& o = *t.activation_formula();
+    const report::ActivationMemoryOptions& o = *t.activation_formula();
     const mesh::Mesh mesh = t.mesh_of(c.dp, c.pp);
     const expr::Values values = t.named_values(c.dp, c.pp, c.micro_batch, batch_);
     for (const report::BlockActivations& b : o.blocks)
       f.block_bytes.push_back(report::block_activation_bytes(mesh, values, o, b));
-    f.ends = report::megatron_end_bytes(mesh, values, o);
+    f.ends = report::end_activation_bytes(mesh, values, o);
     return f;
   }
 

@@ -8,7 +8,7 @@
 #include "stg/models/blocks/block_spec.h"
 #include "stg/models/parts/context_parallel.h"
 #include "stg/models/parts/kv_cache.h"
-#include "stg/models/parts/megatron_parts.h"
+#include "stg/models/parts/part_choices.h"
 
 namespace stg::models {
 
@@ -16,7 +16,7 @@ namespace stg::models {
 struct BlockContext {
   bool tpsp = true;          // Megatron's tensor + sequence parallel layouts
   int experts_per_rank = 0;  // MoE blocks: Experts / ep
-  MegatronParts megatron;
+  PartChoices choices;
   ContextParallel cp;  // how attention crosses the cp axis
   KvCache kv;          // serving: the phase the block is built for, its KV cache
 };

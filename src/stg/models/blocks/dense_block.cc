@@ -8,8 +8,8 @@ namespace stg::models {
 
 graph::Graph dense_block(const BlockSpec& spec, const BlockContext& c) {
   const Layout l(c.tpsp);
-  return frame_block(l, attention(l, spec, c.megatron, c.cp, c.kv), mlp(l, spec.mlp),
-                     {"ffn.", "ffn.x0", "ffn.xdown", "ffn.dxdown", "ffn.dx0"}, c.megatron);
+  return frame_block(l, attention(l, spec, c.choices, c.cp, c.kv), mlp(l, spec.mlp),
+                     {"ffn.", "ffn.x0", "ffn.xdown", "ffn.dxdown", "ffn.dx0"}, c.choices);
 }
 
 }  // namespace stg::models

@@ -18,7 +18,7 @@ void sum_gradients(Graph& g, const std::string& target, const std::string& a,
 }
 
 Graph frame_block(const Layout& l, const Graph& attention_module, const Graph& ffn,
-                  const FfnPorts& ports, const MegatronParts& megatron) {
+                  const FfnPorts& ports, const PartChoices& choices) {
   Graph g;
   g.append(layer_norm(l), "input_norm.", {}, {});
   g.append(attention_module, "mha.", {}, {});
@@ -39,7 +39,7 @@ Graph frame_block(const Layout& l, const Graph& attention_module, const Graph& f
   // The norms' input gradients sum the branch and the residual gradient.
   sum_gradients(g, "input_norm.dy", "mha.dx", "mha_res.dx2");
   sum_gradients(g, "post_attn_norm.dy", ports.dx, "ffn_res.dx2");
-  flatten_block_weights(g, megatron.reduce_per_step, megatron.expert_data_symbol);
+  flatten_block_weights(g, choices.reduce_per_step, choices.expert_data_symbol);
   return g;
 }
 

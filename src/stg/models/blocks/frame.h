@@ -8,7 +8,7 @@
 
 #include "stg/graph/graph.h"
 #include "stg/models/parts/layout.h"
-#include "stg/models/parts/megatron_parts.h"
+#include "stg/models/parts/part_choices.h"
 
 namespace stg::models {
 
@@ -26,6 +26,6 @@ void sum_gradients(graph::Graph& g, const std::string& target, const std::string
 
 graph::Graph frame_block(const Layout& l, const graph::Graph& attention_module,
                          const graph::Graph& ffn, const FfnPorts& ports,
-                         const MegatronParts& megatron);
+                         const PartChoices& choices);
 
 }  // namespace stg::models

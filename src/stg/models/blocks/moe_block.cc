@@ -8,15 +8,15 @@
 namespace stg::models {
 
 graph::Graph moe_block(const BlockSpec& spec, const BlockContext& c) {
-  MegatronParts megatron = c.megatron;
+  PartChoices choices = c.choices;
   // Megatron-LM: the experts' weights get a gradient bucket of their own.
-  if (megatron.experts_carved_from_dp) megatron.expert_data_symbol = "edp";
+  if (choices.experts_carved_from_dp) choices.expert_data_symbol = "edp";
   // The experts' layouts need sequence-sharded activations (--tpsp 1).
   const Layout l(true);
   const MoePorts ports = moe_ports(spec);
-  return frame_block(l, attention(l, spec, megatron, c.cp, c.kv),
-                     moe_ffn(spec, c.experts_per_rank, megatron.experts_carved_from_dp),
-                     {"", "moe.x", ports.y, "moe.dy", ports.dx}, megatron);
+  return frame_block(l, attention(l, spec, choices, c.cp, c.kv),
+                     moe_ffn(spec, c.experts_per_rank, choices.experts_carved_from_dp),
+                     {"", "moe.x", ports.y, "moe.dy", ports.dx}, choices);
 }
 
 }  // namespace stg::models

@@ -17,7 +17,7 @@ using namespace typed;
 // the columns and cut back to the rank's part of the sequence; backward,
 // the gradient is gathered and cut to the rank's columns, and the joined
 // pair's gradient is a partial sum over tp.
-Graph projection(const Layout& l, const MegatronParts& megatron) {
+Graph projection(const Layout& l, const PartChoices& choices) {
   const Dims& d = dims();
   const graph::Shape joined = {l.shape[0], l.shape[1], c(2) * d.hidden};
   const graph::Shape joined_full = {l.full[0], l.full[1], c(2) * d.hidden};
@@ -50,7 +50,7 @@ Graph projection(const Layout& l, const MegatronParts& megatron) {
   g.mark_backward_from(b);
   g.link("dhidden_normed", "hnorm.dy");
   g.link("dembedded_normed", "enorm.dy");
-  flatten_block_weights(g, megatron.reduce_per_step);
+  flatten_block_weights(g, choices.reduce_per_step);
   return g;
 }
 
@@ -62,7 +62,7 @@ Graph mtp_module(const BlockSpec& spec, const BlockContext& c) {
   // The experts' layouts need sequence-sharded activations (as moe_block).
   const Layout l(c.tpsp || inner.kind == BlockKind::kMoe);
   Graph g;
-  g.append(projection(l, c.megatron), "", {}, {});
+  g.append(projection(l, c.choices), "", {}, {});
   g.append(block_kind(inner.kind).build(inner, c), "block.", {}, {});
   g.append(layer_norm(l), "final_norm.", {}, {});
   g.link("projected", "block.input_norm.x");

@@ -18,8 +18,9 @@
 #include "stg/models/parts/context_parallel.h"
 #include "stg/models/parts/kv_cache.h"
 #include "stg/models/parts/layout.h"
-#include "stg/models/parts/megatron_parts.h"
+#include "stg/models/parts/part_choices.h"
 #include "stg/options.h"
+#include "stg/report/activation_memory.h"
 
 namespace stg::models {
 
@@ -49,8 +50,11 @@ struct MixerRow {
                 const mesh::Degrees& degree);
   // The row's flags a Hugging Face config sets (into `flags`, by flag name).
   void (*read_hf)(const HfConfig& cfg, std::map<std::string, int64_t>& flags);
+  // What the block's mixer keeps for the backward pass (the Megatron-LM
+  // memory report; null: the attention's terms).
+  report::MixerActivationsOf activations;
   // The block's mixer, with attention()'s ports (x, o, do, dx).
-  graph::Graph (*build)(const Layout& l, const BlockSpec& spec, const MegatronParts& megatron,
+  graph::Graph (*build)(const Layout& l, const BlockSpec& spec, const PartChoices& choices,
                         const ContextParallel& cp, const KvCache& kv);
 };
 

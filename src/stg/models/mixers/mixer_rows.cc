@@ -5,8 +5,11 @@
 
 namespace stg::models {
 
+const MixerRow& sliding_window_row();  // sliding_window_attention.cc
+const MixerRow& mamba2_row();          // mamba2_mixer.cc
+
 const std::vector<const MixerRow*>& mixer_rows() {
-  static const std::vector<const MixerRow*> rows = {};
+  static const std::vector<const MixerRow*> rows = {&sliding_window_row(), &mamba2_row()};
   return rows;
 }
 

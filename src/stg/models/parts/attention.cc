@@ -22,7 +22,7 @@ using graph::Graph;
 // holds Seq/cp queries against all Seq keys. Q.K^T and dQ, dK run over the
 // query/key width, P.V, dP and dV over the value width (they differ in
 // multi-head latent attention).
-Graph attention_kernel(const KernelDims& k, const MegatronParts& megatron) {
+Graph attention_kernel(const KernelDims& k, const PartChoices& choices) {
   using namespace typed;
   const Dims& d = dims();
   const graph::Shape q = {d.batch_dp, d.seq_cp, k.qk_dim, d.heads_tp};
@@ -40,7 +40,7 @@ Graph attention_kernel(const KernelDims& k, const MegatronParts& megatron) {
   // FLOPs of one matrix product over the (query, key, head dim) triples.
   // With the causal saving only the lower triangle of scores is computed.
   const expr::Expr per_triple =
-      d.batch_dp * d.seq_cp * d.heads_tp * charged_keys(k, megatron.causal_saving) * c(2);
+      d.batch_dp * d.seq_cp * d.heads_tp * charged_keys(k, choices.causal_saving) * c(2);
   const expr::Expr qk_matmul = per_triple * k.qk_dim, v_matmul = per_triple * k.v_dim;
   Graph g;
   input(g, "q", q);
@@ -51,7 +51,7 @@ Graph attention_kernel(const KernelDims& k, const MegatronParts& megatron) {
   const int qkv = custom(g, "qkv", "q", fwd_ops, q, out);
   flops(g, qk_matmul + v_matmul);
   g.mutable_tensor(qkv).extra_deps = {g.at("k1"), g.at("v1")};
-  g.mutable_tensor(qkv).selective_recompute = megatron.selective_recompute_core;
+  g.mutable_tensor(qkv).selective_recompute = choices.selective_recompute_core;
   const int b = static_cast<int>(g.size());
   input(g, "dqkv", out, "qkv");
   custom(g, "dq", "dqkv", bwd_ops, out, q);
@@ -61,7 +61,7 @@ Graph attention_kernel(const KernelDims& k, const MegatronParts& megatron) {
   // for all query heads, then sums them down to the KV heads (after the
   // reduce-scatter over cp); with kv_head_gradients the kernel sums them
   // itself, and the reduce-scatter moves the KV heads' gradients.
-  const bool summed_after = k.grouped && !megatron.kv_head_gradients;
+  const bool summed_after = k.grouped && !choices.kv_head_gradients;
   const std::string dk = summed_after ? "dk1" : "dk", dv = summed_after ? "dv1" : "dv";
   custom(g, dk, "dqkv", bwd_ops, out, summed_after ? dk_full : k_full, per_cp);
   flops(g, qk_matmul);
@@ -154,33 +154,33 @@ Graph attention_projections(const Layout& l, const BlockSpec& spec) {
 
 // With one cp rank there is nothing to cross, and every algorithm is the
 // all-gather kernel.
-Graph cp_attention_kernel(const KernelDims& k, const MegatronParts& megatron,
+Graph cp_attention_kernel(const KernelDims& k, const PartChoices& choices,
                           const ContextParallel& cp) {
   if (cp.degree > 1 && cp.algo == CpAlgo::kRing)
-    return ring_attention_kernel(k, megatron, cp.degree);
-  if (cp.degree > 1 && cp.algo == CpAlgo::kUlysses) return ulysses_attention_kernel(k, megatron);
-  return attention_kernel(k, megatron);
+    return ring_attention_kernel(k, choices, cp.degree);
+  if (cp.degree > 1 && cp.algo == CpAlgo::kUlysses) return ulysses_attention_kernel(k, choices);
+  return attention_kernel(k, choices);
 }
 
 void link_kernel(Graph& g, const std::string& kernel, const std::vector<std::string>& inputs,
-                 const std::vector<std::string>& grads, const MegatronParts& megatron) {
+                 const std::vector<std::string>& grads, const PartChoices& choices) {
   const char* names[] = {"q", "k", "v"};
   for (int i = 0; i < 3; ++i) g.link(inputs[i], kernel + names[i]);
   for (int i = 0; i < 3; ++i) g.link(kernel + "d" + names[i], grads[i]);
   g.link(kernel + "qkv", "attn");
   // The kernel's output as the output projection's gradient reads it.
-  g.mutable_tensor(g.at("attn")).selective_recompute = megatron.selective_recompute_core;
+  g.mutable_tensor(g.at("attn")).selective_recompute = choices.selective_recompute_core;
   g.link("dattn", kernel + "dqkv");
 }
 
-Graph attention(const Layout& l, const BlockSpec& spec, const MegatronParts& megatron,
+Graph attention(const Layout& l, const BlockSpec& spec, const PartChoices& choices,
                 const ContextParallel& cp, const KvCache& kv) {
-  if (spec.mixer) return spec.mixer->build(l, spec, megatron, cp, kv);
-  if (spec.attention == AttentionKind::kMla) return latent_attention(l, megatron, cp, kv);
-  return attention(l, spec, megatron, cp, kv, AttentionSpan{});
+  if (spec.mixer) return spec.mixer->build(l, spec, choices, cp, kv);
+  if (spec.attention == AttentionKind::kMla) return latent_attention(l, choices, cp, kv);
+  return attention(l, spec, choices, cp, kv, AttentionSpan{});
 }
 
-Graph attention(const Layout& l, const BlockSpec& spec, const MegatronParts& megatron,
+Graph attention(const Layout& l, const BlockSpec& spec, const PartChoices& choices,
                 const ContextParallel& cp, const KvCache& kv, const AttentionSpan& span) {
   const Dims& d = dims();
   const bool gqa = spec.attention == AttentionKind::kGqa;
@@ -199,13 +199,13 @@ Graph attention(const Layout& l, const BlockSpec& spec, const MegatronParts& meg
     g.link("attn_kernel.qkv", "attn");
     return g;
   }
-  g.append(cp_attention_kernel({hd, hd, kv_heads, gqa, span.keys, span.causal_keys}, megatron, cp),
+  g.append(cp_attention_kernel({hd, hd, kv_heads, gqa, span.keys, span.causal_keys}, choices, cp),
            "attn_kernel.", {}, {});
   if (spec.qk_norm)
     link_kernel(g, "attn_kernel.", {"q_normed", "k_normed", "v"}, {"dq_normed", "dk_normed", "dv"},
-                megatron);
+                choices);
   else
-    link_kernel(g, "attn_kernel.", {"q", "k", "v"}, {"dq", "dk", "dv"}, megatron);
+    link_kernel(g, "attn_kernel.", {"q", "k", "v"}, {"dq", "dk", "dv"}, choices);
   if (kv.phase != ServingPhase::kPrefill) return g;
   if (!span.cached) {
     add_cache_write(g, kv, cache, k, "v", written, 2);

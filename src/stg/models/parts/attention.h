@@ -17,17 +17,17 @@
 #include "stg/models/parts/kernel_dims.h"
 #include "stg/models/parts/kv_cache.h"
 #include "stg/models/parts/layout.h"
-#include "stg/models/parts/megatron_parts.h"
+#include "stg/models/parts/part_choices.h"
 
 namespace stg::models {
 
 // Tensors: q, k, v (in), qkv (out), their gradients dqkv (in), dq, dk, dv.
 // K and V all-gathered over the context-parallel axis (the reference's).
-graph::Graph attention_kernel(const KernelDims& k, const MegatronParts& megatron);
+graph::Graph attention_kernel(const KernelDims& k, const PartChoices& choices);
 
 // The kernel that crosses the context-parallel axis as `cp` says (the
 // all-gather kernel above when cp is 1); the same tensors.
-graph::Graph cp_attention_kernel(const KernelDims& k, const MegatronParts& megatron,
+graph::Graph cp_attention_kernel(const KernelDims& k, const PartChoices& choices,
                                  const ContextParallel& cp);
 
 // The projections around the kernel: fused QKV (with its bias), output
@@ -42,7 +42,7 @@ graph::Graph attention_projections(const Layout& l, const BlockSpec& spec);
 // context-parallel axis as `cp` says (context_parallel.h). Serving (`kv`):
 // the prefill writes K and V into the block's KV cache, a decode step
 // appends its own and attends over the cache (kv_cache.h).
-graph::Graph attention(const Layout& l, const BlockSpec& spec, const MegatronParts& megatron = {},
+graph::Graph attention(const Layout& l, const BlockSpec& spec, const PartChoices& choices = {},
                        const ContextParallel& cp = {}, const KvCache& kv = {});
 
 // What bounds the tokens a query sees (unset: every token before it): the
@@ -56,13 +56,13 @@ struct AttentionSpan {
 
 // Multi-head or grouped-query attention (not a row's mixer, not MLA) over
 // `span`.
-graph::Graph attention(const Layout& l, const BlockSpec& spec, const MegatronParts& megatron,
+graph::Graph attention(const Layout& l, const BlockSpec& spec, const PartChoices& choices,
                        const ContextParallel& cp, const KvCache& kv, const AttentionSpan& span);
 
 // Links the kernel (appended under `kernel`) to projections that feed it
 // q, k, v (`inputs`) and read its output as "attn" and its gradients into
 // `grads` (dq, dk, dv), and the output's gradient "dattn".
 void link_kernel(graph::Graph& g, const std::string& kernel, const std::vector<std::string>& inputs,
-                 const std::vector<std::string>& grads, const MegatronParts& megatron);
+                 const std::vector<std::string>& grads, const PartChoices& choices);
 
 }  // namespace stg::models

@@ -13,7 +13,7 @@
 
 #include "stg/graph/graph.h"
 #include "stg/models/parts/kernel_dims.h"
-#include "stg/models/parts/megatron_parts.h"
+#include "stg/models/parts/part_choices.h"
 #include "stg/options.h"
 
 namespace stg::passes {
@@ -32,7 +32,7 @@ struct ContextParallel {
 // (passes/insert_axis_send_recv.h); the other kernels need none.
 void add_kernel_passes(passes::PassManager& pm, const ContextParallel& cp);
 
-graph::Graph ring_attention_kernel(const KernelDims& k, const MegatronParts& megatron, int cp);
-graph::Graph ulysses_attention_kernel(const KernelDims& k, const MegatronParts& megatron);
+graph::Graph ring_attention_kernel(const KernelDims& k, const PartChoices& choices, int cp);
+graph::Graph ulysses_attention_kernel(const KernelDims& k, const PartChoices& choices);
 
 }  // namespace stg::models

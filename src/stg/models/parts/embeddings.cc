@@ -5,7 +5,7 @@
 
 #include "stg/models/parts/dims.h"
 #include "stg/models/parts/layout.h"
-#include "stg/models/parts/megatron_embedding.h"
+#include "stg/models/parts/vocab_parallel_embedding.h"
 
 namespace stg::models {
 namespace {
@@ -70,17 +70,17 @@ void append_reference_vocabulary(Graph& g, const std::string& first, const std::
 // output layer reads the input embedding's weight and the weight's gradient
 // is the sum of both uses. Tied on stages apart: each end holds a copy,
 // marked tied (the tie-embeddings pass sums their gradients once per step).
-void append_megatron_vocabulary(Graph& g, const std::string& first, const std::string& last,
-                                bool tpsp, const MegatronParts& megatron) {
+void append_vocab_parallel_layers(Graph& g, const std::string& first, const std::string& last,
+                                  bool tpsp, const PartChoices& choices) {
   using Kind = graph::Placement::Kind;
-  g.append(megatron_input_embedding(), "in_emb.", {}, {Kind::kFirst, 0});
-  g.append(megatron_output_layer(tpsp), "out_emb.", {}, {Kind::kLast, 0});
+  g.append(vocab_parallel_input_embedding(), "in_emb.", {}, {Kind::kFirst, 0});
+  g.append(vocab_parallel_output_layer(tpsp), "out_emb.", {}, {Kind::kLast, 0});
   g.link("in_emb.y", first + "input_norm.x");
   g.link(first + "input_norm.dx", "in_emb.dy");
   g.link(last + "ffn_res.y", "out_emb.x");
   g.link("out_emb.dx", last + "ffn_res.dy");
-  if (!megatron.tie_embeddings) return;
-  if (megatron.tied_stages_apart) {
+  if (!choices.tie_embeddings) return;
+  if (choices.tied_stages_apart) {
     g.mutable_tensor(g.at("in_emb.w")).tied = true;
     g.mutable_tensor(g.at("out_emb.w")).tied = true;
     return;
@@ -105,7 +105,7 @@ void append_megatron_vocabulary(Graph& g, const std::string& first, const std::s
 }  // namespace
 
 void append_serving_vocabulary(Graph& g, const std::string& first, const std::string& last,
-                               bool tpsp, const MegatronParts& megatron, bool last_token) {
+                               bool tpsp, const PartChoices& choices, bool last_token) {
   using Kind = graph::Placement::Kind;
   using namespace typed;
   const Dims& d = dims();
@@ -113,11 +113,11 @@ void append_serving_vocabulary(Graph& g, const std::string& first, const std::st
   const std::map<std::string, expr::Expr> one_token = {{"Seq", c(1)}};
   std::string logits;
   expr::Expr vocab;  // of the rank's logits
-  if (megatron.vocabulary_layers) {
-    g.append(megatron_input_embedding(), "in_emb.", {}, {Kind::kFirst, 0});
-    g.append(megatron_output_layer(tpsp, /*training=*/false), "out_emb.", one_token,
+  if (choices.vocab_parallel_layers) {
+    g.append(vocab_parallel_input_embedding(), "in_emb.", {}, {Kind::kFirst, 0});
+    g.append(vocab_parallel_output_layer(tpsp, /*training=*/false), "out_emb.", one_token,
              {Kind::kLast, 0});
-    if (megatron.tie_embeddings && !megatron.tied_stages_apart) {
+    if (choices.tie_embeddings && !choices.tied_stages_apart) {
       g.link("in_emb.w", "out_emb.w");
       graph::Tensor& shared = g.mutable_tensor_keep_result(g.at("out_emb.w"));
       shared.role = graph::Role::kActivation;  // the input embedding's weight
@@ -153,9 +153,9 @@ void append_serving_vocabulary(Graph& g, const std::string& first, const std::st
 }
 
 void append_vocabulary(Graph& g, const std::string& first, const std::string& last, bool tpsp,
-                       const MegatronParts& megatron) {
-  if (megatron.vocabulary_layers)
-    append_megatron_vocabulary(g, first, last, tpsp, megatron);
+                       const PartChoices& choices) {
+  if (choices.vocab_parallel_layers)
+    append_vocab_parallel_layers(g, first, last, tpsp, choices);
   else
     append_reference_vocabulary(g, first, last, tpsp);
 }

@@ -1,13 +1,13 @@
 // The decoder's ends: the input embedding before the first block, the
 // output embedding (or layer) and the loss after the last; the reference's
-// layers, or Megatron-LM's (models/parts/megatron_embedding.h), tied or not.
+// layers, or Megatron-LM's (models/parts/vocab_parallel_embedding.h), tied or not.
 #pragma once
 
 #include <string>
 
 #include "stg/graph/graph.h"
 #include "stg/models/parts/layout.h"
-#include "stg/models/parts/megatron_parts.h"
+#include "stg/models/parts/part_choices.h"
 
 namespace stg::models {
 
@@ -15,7 +15,7 @@ namespace stg::models {
 // and the last block's output residual (`first`, `last`: the blocks' name
 // prefixes).
 void append_vocabulary(graph::Graph& g, const std::string& first, const std::string& last,
-                       bool tpsp, const MegatronParts& megatron);
+                       bool tpsp, const PartChoices& choices);
 
 // The reference's layers: a matrix product from Din to Dout features
 // (tensors x, w, y, dy, dw, dx; renamed when appended), and the loss
@@ -30,6 +30,6 @@ graph::Graph reference_loss(const Layout& l);
 // from its logits, "token.y" (one per sequence; an argmax, one operation
 // per logit of the rank).
 void append_serving_vocabulary(graph::Graph& g, const std::string& first, const std::string& last,
-                               bool tpsp, const MegatronParts& megatron, bool last_token);
+                               bool tpsp, const PartChoices& choices, bool last_token);
 
 }  // namespace stg::models

@@ -145,7 +145,7 @@ void absorbed_decode_attention(Graph& g, const CacheLayout& cache) {
 
 }  // namespace
 
-Graph latent_attention(const Layout& l, const MegatronParts& megatron, const ContextParallel& cp,
+Graph latent_attention(const Layout& l, const PartChoices& choices, const ContextParallel& cp,
                        const KvCache& kv) {
   const Dims& d = dims();
   const MlaShapes s;
@@ -159,9 +159,9 @@ Graph latent_attention(const Layout& l, const MegatronParts& megatron, const Con
     return g;
   }
   g.append(cp_attention_kernel({d.qk_nope_dim + d.qk_rope_dim, d.v_head_dim, d.heads_tp, false},
-                               megatron, cp),
+                               choices, cp),
            "attn_kernel.", {}, {});
-  link_kernel(g, "attn_kernel.", {"q", "k", "v"}, {"dq", "dk", "dv"}, megatron);
+  link_kernel(g, "attn_kernel.", {"q", "k", "v"}, {"dq", "dk", "dv"}, choices);
   if (kv.phase == ServingPhase::kPrefill)
     add_cache_write(g, kv, cache, "kv_latent_normed", "k_rope_shared", s.kv_latent, 2, &s.rope);
   return g;

@@ -16,7 +16,7 @@
 #include "stg/models/parts/context_parallel.h"
 #include "stg/models/parts/kv_cache.h"
 #include "stg/models/parts/layout.h"
-#include "stg/models/parts/megatron_parts.h"
+#include "stg/models/parts/part_choices.h"
 
 namespace stg::models {
 
@@ -28,7 +28,7 @@ namespace stg::models {
 // with the up-projections absorbed into the query and the output
 // (DeepSeek-V2 §2.1.2): Q.K^T over the latent and the rotary key, P.V over
 // the latent, per head.
-graph::Graph latent_attention(const Layout& l, const MegatronParts& megatron,
+graph::Graph latent_attention(const Layout& l, const PartChoices& choices,
                               const ContextParallel& cp = {}, const KvCache& kv = {});
 
 }  // namespace stg::models

@@ -114,7 +114,7 @@ Graph moe_frame() {
 // tokens; each rank's Experts/ep experts see Seq·KExperts/Experts tokens per
 // sequence of the ep group, gathered over tp (the experts' weights are split
 // over tp).
-struct MegatronShapes {
+struct CarvedShapes {
   const Dims& d = dims();
   E edp = Dims::sym("edp");
   E picked_seq = d.seq * d.k_experts / (d.cp * d.tp);
@@ -125,8 +125,8 @@ struct MegatronShapes {
   Shape w = {d.hidden, d.experts};
 };
 
-Graph megatron_moe_frame() {
-  const MegatronShapes s;
+Graph carved_moe_frame() {
+  const CarvedShapes s;
   Graph g;
   input(g, "x", s.tokens);
   weight(g, "wrouter", s.w);
@@ -155,8 +155,8 @@ Graph megatron_moe_frame() {
   return g;
 }
 
-Graph megatron_expert(const BlockSpec& spec) {
-  const MegatronShapes s;
+Graph carved_expert(const BlockSpec& spec) {
+  const CarvedShapes s;
   const E all = s.picked_seq / s.d.ep;
   return expert(
       expert_wrapper(s.d.batch / s.edp, all, s.picked_seq / s.d.experts), spec.mlp,
@@ -206,10 +206,10 @@ MoePorts moe_ports(const BlockSpec& spec) {
   return {"moe.y", "moe.dx"};
 }
 
-Graph moe_ffn(const BlockSpec& spec, int experts_per_rank, bool megatron) {
+Graph moe_ffn(const BlockSpec& spec, int experts_per_rank, bool ep_carved_from_dp) {
   Graph g;
-  g.append(megatron ? megatron_moe_frame() : moe_frame(), "moe.", {}, {});
-  const Graph one = megatron ? megatron_expert(spec) : reference_expert(spec);
+  g.append(ep_carved_from_dp ? carved_moe_frame() : moe_frame(), "moe.", {}, {});
+  const Graph one = ep_carved_from_dp ? carved_expert(spec) : reference_expert(spec);
   for (int i = 0; i < experts_per_rank; ++i)
     g.append(one, "moe." + std::to_string(i) + ".", {}, {});
   std::vector<std::string> dx, y;

@@ -21,7 +21,7 @@ namespace stg::models {
 // (BlockSpec::shared_experts: one gated MLP of SharedExperts x the expert
 // width, on every token) under moe.shared. Each expert is an MLP of
 // `spec.mlp`, of DffExpert (BlockSpec::own_expert_width) or Dff.
-graph::Graph moe_ffn(const BlockSpec& spec, int experts_per_rank, bool megatron);
+graph::Graph moe_ffn(const BlockSpec& spec, int experts_per_rank, bool ep_carved_from_dp);
 
 // The output and the input gradient of moe_ffn's part.
 struct MoePorts {

@@ -3,7 +3,7 @@
 #include "stg/models/blocks/mtp_module.h"
 #include "stg/models/parts/dims.h"
 #include "stg/models/parts/embeddings.h"
-#include "stg/models/parts/megatron_embedding.h"
+#include "stg/models/parts/vocab_parallel_embedding.h"
 
 namespace stg::models {
 namespace {
@@ -43,12 +43,12 @@ expr::Expr sym(const char* name) { return expr::Expr::symbol(name); }
 }  // namespace
 
 void append_mtp_vocabulary(Graph& g, const std::string& p, const std::string& first_prefix,
-                           int depth, bool tpsp, const MegatronParts& megatron, bool ends_apart) {
+                           int depth, bool tpsp, const PartChoices& choices, bool ends_apart) {
   using Kind = graph::Placement::Kind;
   const graph::Placement last{Kind::kLast, 0};
-  if (megatron.vocabulary_layers) {
-    g.append(megatron_input_embedding(), p + "emb.", {}, last);
-    g.append(megatron_output_layer(tpsp), p + "head.", {}, last);
+  if (choices.vocab_parallel_layers) {
+    g.append(vocab_parallel_input_embedding(), p + "emb.", {}, last);
+    g.append(vocab_parallel_output_layer(tpsp), p + "head.", {}, last);
   } else {
     const Graph emb = reference_embedding(tpsp);
     g.append(emb, p + "emb.", {{"Din", sym("Dvocal")}, {"Dout", sym("Dmodel")}}, last);
@@ -63,11 +63,11 @@ void append_mtp_vocabulary(Graph& g, const std::string& p, const std::string& fi
   g.link(p + "head.dx", p + MtpPorts::dhead_input);
 
   // Tied on one stage: the output layer's weight is the input embedding's.
-  const bool tied_here = megatron.tie_embeddings && !megatron.tied_stages_apart;
+  const bool tied_here = choices.tie_embeddings && !choices.tied_stages_apart;
   share_weight(g, tied_here ? "in_emb.w" : "out_emb.w", p + "head.w");
   if (!ends_apart) {
     share_weight(g, "in_emb.w", p + "emb.w");
-  } else if (megatron.tie_embeddings) {
+  } else if (choices.tie_embeddings) {
     share_weight(g, "out_emb.w", p + "emb.w");  // the last stage's copy
   } else if (depth == 0) {
     g.mutable_tensor(g.at("in_emb.w")).tied = true;

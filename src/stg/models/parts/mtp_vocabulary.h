@@ -15,7 +15,7 @@
 #include <string>
 
 #include "stg/graph/graph.h"
-#include "stg/models/parts/megatron_parts.h"
+#include "stg/models/parts/part_choices.h"
 
 namespace stg::models {
 
@@ -27,6 +27,6 @@ namespace stg::models {
 // `first_prefix`'s for deeper ones).
 void append_mtp_vocabulary(graph::Graph& g, const std::string& prefix,
                            const std::string& first_prefix, int depth, bool tpsp,
-                           const MegatronParts& megatron, bool ends_apart);
+                           const PartChoices& choices, bool ends_apart);
 
 }  // namespace stg::models

@@ -14,12 +14,12 @@ namespace stg::models {
 
 using graph::Graph;
 
-Graph ulysses_attention_kernel(const KernelDims& k, const MegatronParts& megatron) {
+Graph ulysses_attention_kernel(const KernelDims& k, const PartChoices& choices) {
   using namespace typed;
   const Dims& d = dims();
   // Gradients of all query heads, then summed down to the KV heads (the
   // reference's), or per KV head from the kernel (kv_head_gradients).
-  const bool gqa = k.grouped && !megatron.kv_head_gradients;
+  const bool gqa = k.grouped && !choices.kv_head_gradients;
   // Sequence split, as the projections see it.
   const graph::Shape q = {d.batch_dp, d.seq_cp, k.qk_dim, d.heads_tp};
   const graph::Shape o = {d.batch_dp, d.seq_cp, k.v_dim, d.heads_tp};
@@ -37,7 +37,7 @@ Graph ulysses_attention_kernel(const KernelDims& k, const MegatronParts& megatro
   const expr::Expr pairs = d.batch_dp * d.seq * k.qk_dim * heads_cp;
   const expr::Expr fwd_ops = pairs * c(3), bwd_ops = pairs * c(6);
   const expr::Expr per_triple =
-      d.batch_dp * d.seq * heads_cp * charged_keys(k, megatron.causal_saving) * c(2);
+      d.batch_dp * d.seq * heads_cp * charged_keys(k, choices.causal_saving) * c(2);
   const expr::Expr qk_matmul = per_triple * k.qk_dim, v_matmul = per_triple * k.v_dim;
   Graph g;
   input(g, "q", q);
@@ -49,9 +49,9 @@ Graph ulysses_attention_kernel(const KernelDims& k, const MegatronParts& megatro
   const int core = custom(g, "core", "q_h", fwd_ops, q_h, o_h);
   flops(g, qk_matmul + v_matmul);
   g.mutable_tensor(core).extra_deps = {g.at("k_h"), g.at("v_h")};
-  g.mutable_tensor(core).selective_recompute = megatron.selective_recompute_core;
+  g.mutable_tensor(core).selective_recompute = choices.selective_recompute_core;
   const int out = identity(g, "qkv", "core", o);  // all-to-all back
-  g.mutable_tensor(out).selective_recompute = megatron.selective_recompute_core;
+  g.mutable_tensor(out).selective_recompute = choices.selective_recompute_core;
   const int b = static_cast<int>(g.size());
   input(g, "dqkv", o, "qkv");
   identity(g, "do_h", "dqkv", o_h);

@@ -1,4 +1,4 @@
-#include "stg/models/parts/megatron_embedding.h"
+#include "stg/models/parts/vocab_parallel_embedding.h"
 
 #include "stg/models/parts/dims.h"
 
@@ -22,7 +22,7 @@ struct Shapes {
 
 }  // namespace
 
-graph::Graph megatron_input_embedding() {
+graph::Graph vocab_parallel_input_embedding() {
   const Shapes s;
   graph::Graph g;
   weight(g, "w", s.weight);
@@ -40,7 +40,7 @@ graph::Graph megatron_input_embedding() {
   return g;
 }
 
-graph::Graph megatron_output_layer(bool tpsp, bool training) {
+graph::Graph vocab_parallel_output_layer(bool tpsp, bool training) {
   const Shapes s;
   const graph::Shape act = {s.d.batch_dp, tpsp ? s.d.seq_cp_tp : s.d.seq_cp, s.d.hidden};
   graph::Graph g;

@@ -1,6 +1,7 @@
-// Memory per rank of a training step under --framework megatron, after
+// Memory per rank of a training step from the activation formula of
 // Korthikanti et al. 2022 ("Reducing Activation Recomputation in Large
-// Transformer Models", §4) and Megatron-LM's mixed precision:
+// Transformer Models", §4) and mixed precision as Megatron-LM keeps it (the
+// report of --framework megatron):
 //  - params: the weights the rank holds (from the graph, as sharded), in
 //    the trace's --dtype (2 bytes in bf16; fp8 training keeps bf16 weights);
 //  - grads: the gradient buffer, in --grad_dtype (fp32: 4 bytes), the
@@ -18,6 +19,7 @@
 //    stage.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -29,6 +31,15 @@
 #include "stg/report/memory.h"
 
 namespace stg::report {
+
+// A mixer row's own activations (models/mixers/mixer_row.h): the bytes it
+// keeps for the backward pass of one micro-batch of `seq` tokens of `batch`
+// sequences on a rank, split over tp and held whole.
+struct MixerActivations {
+  double split = 0, whole = 0;
+};
+using MixerActivationsOf = MixerActivations (*)(const std::vector<int64_t>& options, double seq,
+                                                double batch);
 
 // What the count of Korthikanti et al. needs to know of one block (the
 // models' block kinds and parts, models/blocks/block_spec.h).
@@ -49,10 +60,15 @@ struct BlockActivations {
   // previous hidden state and the shifted tokens' embedding) before their
   // norms, and the joined normed pair the projection reads.
   bool mtp_module = false;
+  // A mixer row's activations in place of the attention's (null: attention),
+  // with the block's options of the row.
+  MixerActivationsOf mixer = nullptr;
+  std::vector<int64_t> mixer_options = {};
   bool operator==(const BlockActivations&) const = default;
 };
 
-struct MegatronMemoryOptions {
+// What the formula needs beyond the mesh and the bound dimensions.
+struct ActivationMemoryOptions {
   std::vector<BlockActivations> blocks;  // by block index, the MTP modules' after the model's
   int output_layers = 1;                 // the last stage's: 1 + the MTP depth
   bool embedding_dropout = false;        // gpt's embedding dropout mask (first stage)
@@ -70,31 +86,32 @@ struct MegatronMemoryOptions {
 // (Korthikanti et al.'s formula with a fused attention kernel), from the
 // bound model dimensions and the mesh degrees.
 double block_activation_bytes(const mesh::Mesh& mesh, const expr::Values& values,
-                              const MegatronMemoryOptions& options, const BlockActivations& block);
+                              const ActivationMemoryOptions& options,
+                              const BlockActivations& block);
 
-// The weights' terms of megatron_memory_by_stage, in its order (params,
+// The weights' terms of activation_memory_by_stage, in its order (params,
 // grads, optimizer of each weight, at `place(weight)`).
-std::vector<MemoryTerm> megatron_weight_terms(const graph::Graph& g,
-                                              const MegatronMemoryOptions& options,
-                                              const PlaceOf& place);
+std::vector<MemoryTerm> mixed_precision_weight_terms(const graph::Graph& g,
+                                                     const ActivationMemoryOptions& options,
+                                                     const PlaceOf& place);
 
 // The activation bytes of one micro-batch outside the blocks (Korthikanti
 // §4.3): the last stage's fp32 logits and the inputs of its final norm and
 // output layer, and gpt's embedding dropout mask on the first stage.
-struct MegatronEnds {
+struct EndActivations {
   double logits = 0, last_inputs = 0, first_mask = 0;
 };
-MegatronEnds megatron_end_bytes(const mesh::Mesh& mesh, const expr::Values& values,
-                                const MegatronMemoryOptions& options);
+EndActivations end_activation_bytes(const mesh::Mesh& mesh, const expr::Values& values,
+                                    const ActivationMemoryOptions& options);
 
 // `g` after the pass pipeline (stages assigned, weight updates added).
-std::vector<StageMemory> megatron_memory_by_stage(const graph::Graph& g, const mesh::Mesh& mesh,
-                                                  const expr::Values& values,
-                                                  const MegatronMemoryOptions& options);
+std::vector<StageMemory> activation_memory_by_stage(const graph::Graph& g, const mesh::Mesh& mesh,
+                                                    const expr::Values& values,
+                                                    const ActivationMemoryOptions& options);
 
 // "memory stage 0 (ranks 0-3): total ... GiB = params ... (Korthikanti et
 // al., fused attention)", one line per stage.
-std::string format_megatron_memory(const std::vector<StageMemory>& stages, int64_t ranks_per_stage,
-                                   Recompute recompute);
+std::string format_activation_memory(const std::vector<StageMemory>& stages,
+                                     int64_t ranks_per_stage, Recompute recompute);
 
 }  // namespace stg::report

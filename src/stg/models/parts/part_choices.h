@@ -1,17 +1,18 @@
-// What --framework megatron changes in the decoder's parts
-// (docs/megatron.md), as the framework says (Framework::decoder_parts): each
-// field is one choice a part reads, so no part asks which framework runs;
-// all off: the reference generator's model.
+// The choices a framework makes for the decoder's parts
+// (Framework::decoder_parts; --framework megatron's are in docs/megatron.md):
+// each field is one choice a part reads, so no part asks which framework
+// runs; all off: the reference generator's model.
 #pragma once
 
 #include <string>
 
 namespace stg::models {
 
-struct MegatronParts {
-  // Megatron-LM's vocabulary layers (vocabulary-parallel embedding and
-  // logits, models/parts/megatron_embedding.h), tied or not.
-  bool vocabulary_layers = false;
+struct PartChoices {
+  // Vocabulary-parallel layers (Megatron-LM's embedding and logits split
+  // over tp by vocabulary rows, models/parts/vocab_parallel_embedding.h),
+  // tied or not.
+  bool vocab_parallel_layers = false;
   // The attention core (scores, softmax, P.V) is what selective
   // recomputation re-runs (Korthikanti et al.).
   bool selective_recompute_core = false;

@@ -1,4 +1,4 @@
-#include "stg/report/megatron_memory.h"
+#include "stg/report/activation_memory.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -41,7 +41,7 @@ double rank_micro_batch(const mesh::Mesh& mesh, const expr::Values& values) {
 }  // namespace
 
 double block_activation_bytes(const mesh::Mesh& mesh, const expr::Values& values,
-                              const MegatronMemoryOptions& o, const BlockActivations& block) {
+                              const ActivationMemoryOptions& o, const BlockActivations& block) {
   const double t = degree(mesh, mesh::AxisKind::kTensor);
   const double s = value(values, "Seq", 1) / degree(mesh, mesh::AxisKind::kSequence);
   const double b = rank_micro_batch(mesh, values);
@@ -82,6 +82,11 @@ double block_activation_bytes(const mesh::Mesh& mesh, const expr::Values& values
     // Q and K of nope + rope dims, V and the attention output of v dims.
     attention = 2 * s * b * heads * (2 * (nope + rope) + 2 * v_dim);
   }
+  if (block.mixer) {
+    const MixerActivations m = block.mixer(block.mixer_options, s, b);
+    attention = m.split;
+    latents = m.whole;
+  }
   double mlp = 0;
   double gathered = 0;  // held whole on every tp rank, with or without sequence parallelism
   switch (block.mlp) {
@@ -111,8 +116,9 @@ double block_activation_bytes(const mesh::Mesh& mesh, const expr::Values& values
          (o.sequence_parallel ? (replicated + split) / t : replicated + split / t);
 }
 
-std::vector<MemoryTerm> megatron_weight_terms(const graph::Graph& g, const MegatronMemoryOptions& o,
-                                              const PlaceOf& place) {
+std::vector<MemoryTerm> mixed_precision_weight_terms(const graph::Graph& g,
+                                                     const ActivationMemoryOptions& o,
+                                                     const PlaceOf& place) {
   using Part = MemoryTerm::Part;
   const int n = static_cast<int>(g.size());
   // The update of each weight holds the parameters the rank's optimizer
@@ -135,14 +141,14 @@ std::vector<MemoryTerm> megatron_weight_terms(const graph::Graph& g, const Megat
   return terms;
 }
 
-MegatronEnds megatron_end_bytes(const mesh::Mesh& mesh, const expr::Values& values,
-                                const MegatronMemoryOptions& o) {
+EndActivations end_activation_bytes(const mesh::Mesh& mesh, const expr::Values& values,
+                                    const ActivationMemoryOptions& o) {
   const double t = degree(mesh, mesh::AxisKind::kTensor);
   const double s = value(values, "Seq", 1) / degree(mesh, mesh::AxisKind::kSequence);
   const double b = rank_micro_batch(mesh, values);
   const double sbh = s * b * value(values, "Dmodel", 1);
   const double replicated_t = o.sequence_parallel ? t : 1;
-  MegatronEnds ends;
+  EndActivations ends;
   // The last stage's fp32 logits (vocabulary-parallel) for the loss, and the
   // inputs of the final norm and of the output layer (Korthikanti §4.3).
   ends.logits = o.output_layers * 4 * s * b * value(values, "Dvocal", 0) / t;
@@ -152,9 +158,9 @@ MegatronEnds megatron_end_bytes(const mesh::Mesh& mesh, const expr::Values& valu
   return ends;
 }
 
-std::vector<StageMemory> megatron_memory_by_stage(const graph::Graph& g, const mesh::Mesh& mesh,
-                                                  const expr::Values& values,
-                                                  const MegatronMemoryOptions& o) {
+std::vector<StageMemory> activation_memory_by_stage(const graph::Graph& g, const mesh::Mesh& mesh,
+                                                    const expr::Values& values,
+                                                    const ActivationMemoryOptions& o) {
   const int n = static_cast<int>(g.size());
   const int pp = static_cast<int>(mesh.stages());
   std::vector<StageMemory> stages(pp);
@@ -165,7 +171,7 @@ std::vector<StageMemory> megatron_memory_by_stage(const graph::Graph& g, const m
     if (g[i].role == Role::kWeight && g[i].placement.kind == graph::Placement::Kind::kBlock)
       blocks[g[i].stage].insert(g[i].placement.block);
 
-  for (const MemoryTerm& t : megatron_weight_terms(g, o, [&](int i) { return g[i].stage; }))
+  for (const MemoryTerm& t : mixed_precision_weight_terms(g, o, [&](int i) { return g[i].stage; }))
     part_bytes(stages[t.place], t.part) += term_bytes(t, elements(g, t.tensor, values), 1);
 
   // Blocks of one kind are counted together, so that a list of like
@@ -175,7 +181,7 @@ std::vector<StageMemory> megatron_memory_by_stage(const graph::Graph& g, const m
     if (std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == b; }) ==
         kinds.end())
       kinds.push_back({b, block_activation_bytes(mesh, values, o, b)});
-  const auto [logits, last_inputs, first_mask] = megatron_end_bytes(mesh, values, o);
+  const auto [logits, last_inputs, first_mask] = end_activation_bytes(mesh, values, o);
   for (int st = 0; st < pp; ++st) {
     StageMemory& m = stages[st];
     m.stage = st;
@@ -210,8 +216,8 @@ std::string logits_text(double gib) {
 }
 }  // namespace
 
-std::string format_megatron_memory(const std::vector<StageMemory>& stages, int64_t ranks_per_stage,
-                                   Recompute recompute) {
+std::string format_activation_memory(const std::vector<StageMemory>& stages,
+                                     int64_t ranks_per_stage, Recompute recompute) {
   const char* mode = recompute == Recompute::kFull        ? ", full recompute"
                      : recompute == Recompute::kSelective ? ", selective recompute"
                                                           : "";
