@@ -7,8 +7,9 @@ Usage: python3 bench/replay_vs_astra_sim.py ASTRA_SIM_BINARY [--stg PATH]
 
 For each case of the matrix below (both frameworks, every pipeline schedule,
 context parallelism with every --cp_algo, MoE with --ep, world-group
-collectives on multi-dimensional networks, 16 ranks across nodes, `stg infer`
-serving with and without --disaggregate; small sizes, seconds each) it
+collectives on multi-dimensional networks, 16 and 32 ranks across nodes,
+--gpu's two-level networks, `stg infer` serving with and without
+--disaggregate; small sizes, seconds each) it
   1. writes the trace set with `stg ... --astra_sim DIR` (network.yml,
      system.json, run.sh next to the traces),
   2. runs ASTRA-sim on it (`DIR/run.sh BINARY`) and reads every rank's
@@ -108,6 +109,12 @@ def training_cases():
             (f"{fw}/moe/dp4tp2ep4", f"--framework {fw} --model_type moe --kvhead 4 --dp 4 "
              f"--tp 2 --ep 4 {SMALL} --batch 32 --micro_batch 16{units}"),
         ]
+    # --gpu: the GPU's roofline and its two-level network (scale-up domain,
+    # scale-out per GPU).
+    for gpu in ("h100-sxm", "a100-80gb", "b200", "mi300x"):
+        cases.append((f"megatron/llama/dp2tp4pp2/1f1b/gpu-{gpu}",
+                      f"--framework megatron --model_type llama --kvhead 4 --dp 2 --tp 4 --pp 2 "
+                      f"{MEDIUM} --micro_batch 4 --pipeline_schedule 1f1b --gpu {gpu}"))
     cases += [
         ("reference/seed/dp2tp2pp2/physical", "--dp 2 --tp 2 --pp 2 --units physical"),
         ("reference/seed/dp2tp2pp2/stg-units", "--dp 2 --tp 2 --pp 2"),
