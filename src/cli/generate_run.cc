@@ -20,6 +20,7 @@
 #include "stg/models/registry.h"
 #include "stg/report/step_figures.h"
 #include "stg/tools/makespan.h"
+#include "stg/tools/makespan_setup.h"
 #include "stop_signals.h"
 #include "validate_command.h"
 
@@ -82,6 +83,25 @@ std::optional<stg::tools::MakespanOptions> makespan_options(const GenerateFlags&
   return m;
 }
 
+// The replay of one rank per stage; with --astra_sim on the network and
+// system files just written (unless --link_gbps asks for one bandwidth).
+stg::tools::MakespanResult stage_makespan(const GenerateFlags& f, const stg::RunSummary& s,
+                                          stg::tools::MakespanOptions m) {
+  const std::filesystem::path dir = f.options.output_dir;
+  if (f.options.astra_sim) {
+    stg::tools::MakespanFigures figures;
+    figures.peak_tflops_given = f.peak_tflops > 0;
+    figures.mem_bw_gbps_given = f.mem_bw_gbps > 0;
+    figures.link_gbps = m.link_gbps;
+    figures.link_gbps_given = f.link_gbps > 0;
+    stg::tools::MakespanResult out;
+    if (!stg::tools::makespan_options_for(dir.string(), m.roofline, figures, false, m, out.error))
+      return out;
+  }
+  return stg::tools::makespan_by_stage(dir.string(), (dir / s.comm_group_path).string(), s.stages,
+                                       m, f.options.threads);
+}
+
 // The default summary's "done at" column: the replay at the default figures
 // of a whole run whose traces count FLOPs and bytes, unless its stages are
 // so long (millions of nodes) that the replay would outlast the run.
@@ -138,12 +158,8 @@ int run(const GenerateFlags& f, std::vector<std::string> notes) {
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   std::optional<stg::tools::MakespanResult> makespan;
-  if (timed || summary_makespan(f, s)) {
-    const std::filesystem::path dir = f.options.output_dir;
-    makespan = stg::tools::makespan_by_stage(
-        dir.string(), (dir / s.comm_group_path).string(), s.stages,
-        timed.value_or(makespan_defaults(f.options)), f.options.threads);
-  }
+  if (timed || summary_makespan(f, s))
+    makespan = stage_makespan(f, s, timed.value_or(makespan_defaults(f.options)));
   // Only an asked-for makespan that cannot finish is an error.
   const bool stuck = timed && makespan && !makespan->completed;
   if (f.json) {

@@ -56,9 +56,11 @@ std::string format_step_summary(const stg::RunSummary& s,
                : "step per rank, by pipeline stage (stg's units, as the reference writes them: "
                  "num_ops in multiply-accumulates, sizes in elements; --units physical gives "
                  "FLOPs and bytes";
-  out += done_ms.empty() ? "):\n"
-                         : "; done at: the replay at ASTRA-sim's roofline, --print_makespan "
-                           "says more):\n";
+  out += done_ms.empty()             ? "):\n"
+         : makespan->network.empty() ? "; done at: the replay at ASTRA-sim's roofline, "
+                                       "--print_makespan says more):\n"
+                                     : "; done at: the replay on ASTRA-sim's network, "
+                                       "--print_makespan says more):\n";
   std::string head = "  stage  ranks        " + padded(physical ? "TFLOP" : "G num_ops", 12);
   for (const std::string& a : axes) head += padded(a + (physical ? " GB" : " M el"), 12);
   if (!s.memory.empty()) head += padded("memory GiB", 12);

@@ -86,10 +86,20 @@ void add_options(CLI::App& app, ValidateRequest& r) {
   app.add_option("--mem_bw_gbps", options.roofline.mem_bw_gbps,
                  "W1 and the makespan: ASTRA-sim's \"local-mem-bw\" in GB/s (default 3350)")
       ->check(kPositive);
-  app.add_option("--link_gbps", options.link_gbps,
+  app.add_option("--link_gbps", options.figures.link_gbps,
                  "the makespan: GB/s per message, a send or collective taking comm_size / "
-                 "link_gbps (default 100)")
+                 "link_gbps (default 100; without a network description in DIR, or instead "
+                 "of it)")
       ->check(kPositive);
+  app.add_option("--network", options.figures.network_file,
+                 "the makespan on ASTRA-sim's network: its network yml (default: DIR/" +
+                     std::string(stg::tools::kAstraSimNetworkFile) +
+                     " when present, as --astra_sim writes it)")
+      ->check(kFileName);
+  app.add_option("--system", options.figures.system_file,
+                 "with the network: ASTRA-sim's system json (default: DIR/" +
+                     std::string(stg::tools::kAstraSimSystemFile) + ")")
+      ->check(kFileName);
   app.add_option("--timeline", r.timeline_file,
                  "with --replay: write the makespan's order as Chrome trace-event JSON to FILE "
                  "(Perfetto, chrome://tracing): one process per rank, compute and communication "
@@ -104,8 +114,21 @@ void describe(CLI::App& app) {
       "error.");
 }
 
+// Which figures were given on the command line (they override the network
+// description's, makespan_setup.h).
+void note_given(const CLI::App& app, ValidateRequest& r) {
+  stg::tools::MakespanFigures& f = r.options.figures;
+  f.peak_tflops_given = app.count("--peak_tflops") > 0;
+  f.mem_bw_gbps_given = app.count("--mem_bw_gbps") > 0;
+  f.link_gbps_given = app.count("--link_gbps") > 0;
+}
+
 // The checks after parsing; "" or the usage error.
 std::string check_request(ValidateRequest& r) {
+  const stg::tools::MakespanFigures& f = r.options.figures;
+  if (f.link_gbps_given && (!f.network_file.empty() || !f.system_file.empty()))
+    return std::string(f.network_file.empty() ? "--system" : "--network") +
+           " charges messages on ASTRA-sim's network, --link_gbps at one bandwidth: drop one";
   if (!r.timeline_file.empty() && !r.options.replay)
     return "--timeline " + r.timeline_file +
            " needs --replay (the timeline is the replay's): add --replay";
@@ -148,6 +171,7 @@ int validate_main(const std::vector<std::string>& args) {
   ValidateRequest r;
   add_options(app, r);
   if (const auto done = parse_command(app, r.integers, "validate", args)) return *done;
+  note_given(app, r);
   if (const std::string error = check_request(r); !error.empty()) {
     std::fprintf(stderr, "stg validate: error: %s\n", error.c_str());
     return 2;
@@ -182,6 +206,7 @@ nlohmann::ordered_json validate_json(const std::vector<std::string>& args) {
   ValidateRequest r;
   add_options(app, r);
   parse_command_flags(app, r.integers, "validate", args);
+  note_given(app, r);
   if (const std::string error = check_request(r); !error.empty()) throw stg::UsageError(error);
   const stg::tools::ValidationReport report = stg::tools::validate_dir(r.dir, r.options);
   if (report.exit_status() == 2) {

@@ -16,7 +16,7 @@ void print_validation(const stg::tools::ValidationReport& report);
 // `stg validate` with the arguments after the word "validate":
 //   DIR [--comm_group FILE] [--threads N] [--show N] [--require_pg_name]
 //       [--replay] [--peak_tflops X] [--mem_bw_gbps X] [--link_gbps X]
-//       [--timeline FILE] [--json]
+//       [--network FILE] [--system FILE] [--timeline FILE] [--json]
 // Returns the exit status (0 clean, 1 violations, 2 unreadable input or
 // usage error).
 int validate_main(const std::vector<std::string>& args);

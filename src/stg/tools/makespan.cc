@@ -10,107 +10,14 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "stg/tools/trace_reader.h"
+#include "stg/tools/network_makespan.h"
+#include "stg/tools/rank_graph.h"
 #include "stg/tools/trace_set.h"
-#include "stg/util/parallel.h"
 
 namespace stg::tools {
 namespace {
 
-enum Kind : uint8_t { kOther, kCompute, kSend, kRecv, kColl };
-
-struct RankGraph {
-  std::vector<uint8_t> kind;
-  std::vector<double> time;  // compute: roofline ns; send/coll: transfer ns
-  std::vector<int64_t> peer, tag, size;
-  std::vector<std::string> group;
-  std::vector<std::vector<uint32_t>> children;
-  std::vector<uint64_t> ids;       // with a timeline only
-  std::vector<std::string> names;  // with a timeline only
-  std::vector<uint32_t> remaining;
-  bool ok = false;
-  std::string error;
-};
-
 bool is_world(const std::string& g) { return g.empty() || g == "0"; }
-
-void read_rank(const std::string& path, const MakespanOptions& o, RankGraph& g) {
-  TraceReader reader;
-  if (!reader.open(path)) {
-    g.error = reader.error();
-    return;
-  }
-  std::vector<uint64_t> ids;
-  std::vector<std::vector<uint64_t>> deps;
-  TraceNode t;
-  while (reader.next(t)) {
-    ids.push_back(t.id);
-    deps.emplace_back(t.data_deps);
-    deps.back().insert(deps.back().end(), t.ctrl_deps.begin(), t.ctrl_deps.end());
-    Kind k = kOther;
-    if (t.kind == NodeKind::kComp) k = kCompute;
-    if (t.kind == NodeKind::kSend) k = kSend;
-    if (t.kind == NodeKind::kRecv) k = kRecv;
-    if (t.kind == NodeKind::kColl) k = kColl;
-    g.kind.push_back(k);
-    const int64_t size = t.comm_size.value_or(0);
-    double time = 0;
-    if (k == kCompute && t.tensor_size.value_or(0) > 0)
-      time = static_cast<double>(
-          hardware::roofline_ns(static_cast<uint64_t>(std::max<int64_t>(t.num_ops.value_or(0), 0)),
-                                *t.tensor_size, o.roofline));
-    if (k == kSend || k == kColl)
-      time = static_cast<double>(size) / o.link_gbps;  // B / (GB/s) = ns
-    g.time.push_back(time);
-    g.peer.push_back(k == kSend ? t.comm_dst.value_or(-1) : t.comm_src.value_or(-1));
-    g.tag.push_back(t.comm_tag.value_or(0));
-    g.size.push_back(size);
-    g.group.push_back(k == kColl ? t.group.value_or("") : "");
-    if (o.timeline) {
-      g.ids.push_back(t.id);
-      g.names.push_back(t.name);
-    }
-  }
-  if (!reader.error().empty()) {
-    g.error = reader.error();
-    return;
-  }
-  std::unordered_map<uint64_t, uint32_t> index;
-  for (size_t i = 0; i < ids.size(); ++i) index.emplace(ids[i], static_cast<uint32_t>(i));
-  g.children.resize(ids.size());
-  g.remaining.assign(ids.size(), 0);
-  for (size_t i = 0; i < ids.size(); ++i)
-    for (uint64_t d : deps[i]) {
-      const auto it = index.find(d);
-      if (it == index.end()) {
-        g.error = path + ": dependency " + std::to_string(d) + " is missing";
-        return;
-      }
-      g.children[it->second].push_back(static_cast<uint32_t>(i));
-      ++g.remaining[i];
-    }
-  g.ok = true;
-}
-
-// Peers of the SENDs and RECVs as indices into `chosen` (the ranks run,
-// ascending); false with `error` for a peer not among them.
-bool index_peers(std::vector<RankGraph>& ranks, const std::vector<int64_t>& chosen,
-                 std::string& error) {
-  for (size_t r = 0; r < ranks.size(); ++r) {
-    RankGraph& g = ranks[r];
-    for (size_t i = 0; i < g.kind.size(); ++i) {
-      if (g.kind[i] != kSend && g.kind[i] != kRecv) continue;
-      const auto it = std::lower_bound(chosen.begin(), chosen.end(), g.peer[i]);
-      if (it == chosen.end() || *it != g.peer[i]) {
-        error = "rank " + std::to_string(chosen[r]) + " sends to or receives from rank " +
-                std::to_string(g.peer[i]) + ", which is not run";
-        return false;
-      }
-      g.peer[i] = it - chosen.begin();
-    }
-  }
-  return true;
-}
 
 // The timed run over the ranks `chosen` (ascending; ranks[k] is rank
 // chosen[k], its peers indices into chosen): a group's members that are not
@@ -158,7 +65,7 @@ class Run {
         }
       double compute = 0;
       for (uint32_t i = 0; i < g_[r].kind.size(); ++i)
-        if (g_[r].kind[i] == kCompute) compute += g_[r].time[i];
+        if (g_[r].kind[i] == kComputeNode) compute += g_[r].time[i];
       out.end_ns.push_back(state_[r].end);
       out.compute_ns.push_back(compute);
       out.makespan_ns = std::max(out.makespan_ns, state_[r].end);
@@ -175,7 +82,7 @@ class Run {
     for (size_t r = 0; r < g_.size(); ++r)
       for (uint32_t i = 0; i < g_[r].kind.size(); ++i) {
         const uint8_t k = g_[r].kind[i];
-        const bool comm = k == kSend || k == kRecv || k == kColl;
+        const bool comm = k == kSendNode || k == kRecvNode || k == kCollNode;
         events.push_back({chosen_[r], g_[r].ids[i], g_[r].names[i],
                           comm ? TimelineTrack::kCommunication : TimelineTrack::kCompute,
                           state_[r].start[i], state_[r].done[i]});
@@ -208,14 +115,14 @@ class Run {
   void ready(size_t r, uint32_t i, double t) {
     RankGraph& g = g_[r];
     switch (g.kind[i]) {
-      case kCompute:
+      case kComputeNode:
         state_[r].compute.push(i);
         break;
-      case kSend:
-      case kColl:
+      case kSendNode:
+      case kCollNode:
         state_[r].comm.push(i);
         break;
-      case kRecv: {
+      case kRecvNode: {
         state_[r].start[i] = t;
         const Channel c{g.peer[i], static_cast<int64_t>(r), g.tag[i], g.size[i]};
         auto& sent = sent_[c];
@@ -248,7 +155,7 @@ class Run {
       s.comm.pop();
       s.comm_busy = true;
       s.start[i] = t;
-      if (g.kind[i] == kSend) {
+      if (g.kind[i] == kSendNode) {
         at(t + g.time[i], r, i);
         return;
       }
@@ -270,9 +177,9 @@ class Run {
     RankGraph& g = g_[r];
     s.done[i] = t;
     s.end = std::max(s.end, t);
-    if (g.kind[i] == kCompute) s.compute_busy = false;
-    if (g.kind[i] == kSend || g.kind[i] == kColl) s.comm_busy = false;
-    if (g.kind[i] == kSend) {
+    if (g.kind[i] == kComputeNode) s.compute_busy = false;
+    if (g.kind[i] == kSendNode || g.kind[i] == kCollNode) s.comm_busy = false;
+    if (g.kind[i] == kSendNode) {
       const size_t dst = static_cast<size_t>(g.peer[i]);
       const Channel c{static_cast<int64_t>(r), g.peer[i], g.tag[i], g.size[i]};
       auto& waiting = waiting_[c];
@@ -304,6 +211,12 @@ class Run {
       events_;
 };
 
+// How the run charged time.
+std::string model(const MakespanResult& r) {
+  if (r.network.empty()) return "compute at roofline, messages at --link_gbps";
+  return r.network;
+}
+
 std::string ns(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.0f", v);
@@ -322,60 +235,20 @@ std::string listed(std::vector<double> values) {
          ", largest " + ns(values.back());
 }
 
-// Reads the traces of `chosen` (ascending) into `ranks`; with
-// `add_peers`, also those of every rank a read rank sends to or receives
-// from, until no SEND or RECV has a peer outside them (a ring along a mesh
-// axis: its members and their pipeline peers). False with `error` for a
-// rank without a readable trace.
-bool read_ranks(const TraceSet& set, std::vector<int64_t>& chosen, std::vector<RankGraph>& ranks,
-                bool add_peers, const MakespanOptions& options, int threads, std::string& error) {
-  std::map<int64_t, std::string> paths;
-  for (const auto& [rank, path] : set.rank_files()) paths.emplace(rank, path);
-  std::map<int64_t, RankGraph> read;
-  std::vector<int64_t> next = chosen;
-  while (!next.empty()) {
-    std::vector<RankGraph> batch(next.size());
-    util::parallel_for(0, static_cast<int64_t>(next.size()), worker_threads(threads, next.size()),
-                       [&](int64_t k) {
-                         const auto it = paths.find(next[k]);
-                         if (it != paths.end()) read_rank(it->second, options, batch[k]);
-                       });
-    std::vector<int64_t> peers;
-    for (size_t k = 0; k < next.size(); ++k) {
-      if (!batch[k].ok) {
-        error = batch[k].error.empty() ? "rank " + std::to_string(next[k]) + " has no trace"
-                                       : batch[k].error;
-        return false;
-      }
-      if (add_peers)
-        for (size_t i = 0; i < batch[k].kind.size(); ++i)
-          if ((batch[k].kind[i] == kSend || batch[k].kind[i] == kRecv) &&
-              !read.count(batch[k].peer[i]) && paths.count(batch[k].peer[i]))
-            peers.push_back(batch[k].peer[i]);
-      read.emplace(next[k], std::move(batch[k]));
-    }
-    std::sort(peers.begin(), peers.end());
-    peers.erase(std::unique(peers.begin(), peers.end()), peers.end());
-    next.clear();
-    for (int64_t p : peers)
-      if (!read.count(p)) next.push_back(p);
-  }
-  chosen.clear();
-  ranks.clear();
-  for (auto& [rank, graph] : read) {
-    chosen.push_back(rank);
-    ranks.push_back(std::move(graph));
-  }
-  return index_peers(ranks, chosen, error);
-}
-
 // The chosen ranks' traces read and run (with `add_peers`, and the ranks
 // their SENDs and RECVs reach).
 MakespanResult run_ranks(const TraceSet& set, std::vector<int64_t> chosen,
                          const MakespanOptions& options, int threads, bool add_peers = false) {
   MakespanResult out;
   std::vector<RankGraph> ranks;
-  if (!read_ranks(set, chosen, ranks, add_peers, options, threads, out.error)) return out;
+  if (options.network && options.network->npus() != set.ranks()) {
+    out.error = options.network->network_file + " has " + std::to_string(options.network->npus()) +
+                " NPUs but the traces have " + std::to_string(set.ranks()) + " ranks";
+    return out;
+  }
+  if (!read_rank_graphs(set, chosen, ranks, add_peers, options, threads, out.error)) return out;
+  if (options.network)
+    return network_makespan(ranks, std::move(chosen), set.comm_groups(), options);
   return Run(ranks, std::move(chosen), set.comm_groups(), options.timeline).run();
 }
 
@@ -432,9 +305,11 @@ MakespanResult makespan_by_stage(const std::string& dir, const std::string& comm
 
 std::string makespan_summary(const MakespanResult& r) {
   if (!r.error.empty()) return "makespan: not measured: " + r.error + "\n";
-  std::string out = "makespan: " + ns(r.makespan_ns) +
-                    " ns (compute at roofline, messages at "
-                    "--link_gbps)\n";
+  std::string out = "makespan: " + ns(r.makespan_ns) + " ns (" + model(r) + ")\n";
+  // On a network, what ASTRA-sim prints as "sys[R] finished, T cycles".
+  if (!r.network.empty())
+    out += "finish per rank (ns)" + std::string(r.end_ns.size() <= 32 ? ":" : "") +
+           listed(r.end_ns) + "\n";
   return out + "compute idle per rank (ns)" + (r.idle_ns.size() <= 32 ? ":" : "") +
          listed(r.idle_ns) + "\n";
 }
@@ -447,7 +322,10 @@ std::string makespan_by_stage_summary(const MakespanResult& r) {
     out += std::to_string(r.ranks_run);
     out += " ranks run)";
   }
-  out += " (compute at roofline, messages at --link_gbps)\n";
+  out += " (" + model(r) + ")\n";
+  if (!r.network.empty())
+    out += "finish per stage (ns)" + std::string(r.end_ns.size() <= 32 ? ":" : "") +
+           listed(r.end_ns) + "\n";
   out += "compute idle per stage (ns)" + std::string(r.idle_ns.size() <= 32 ? ":" : "") +
          listed(r.idle_ns);
   if (!r.idle_ns.empty() && r.makespan_ns > 0) {

@@ -15,13 +15,18 @@
 //   * a RECV completes when it is ready and its SEND is done; every other
 //     node completes when ready.
 // Times are in nanoseconds (compute truncated as ASTRA-sim does).
+// With MakespanOptions::network (ASTRA-sim's network and system files, as
+// --astra_sim writes them), messages and collectives are charged instead as
+// ASTRA-sim's analytical congestion-unaware backend does (network_makespan.h).
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "stg/hardware/roofline.h"
+#include "stg/tools/astra_sim_config.h"
 #include "stg/tools/chrome_trace.h"
 
 namespace stg::tools {
@@ -32,6 +37,11 @@ struct MakespanOptions {
   // Also return every node's start and end (MakespanResult::timeline): the
   // names of all ranks' nodes are then held in memory.
   bool timeline = false;
+  // ASTRA-sim's network and system descriptions: when set, the run charges
+  // messages on that network (link_gbps is unused) and, with the system's
+  // roofline off, a compute node its duration_micros. `roofline` stays the
+  // caller's (set it from the system file's figures to match ASTRA-sim).
+  std::shared_ptr<const AstraSimConfig> network;
 };
 
 struct MakespanResult {
@@ -46,6 +56,9 @@ struct MakespanResult {
   // makespan_by_stage: how many ranks were run (the stages' first ranks and
   // the ranks their SENDs and RECVs reach); `ranks` lists the first ranks.
   int64_t ranks_run = 0;
+  // How a run on a network description charged time ("compute at ...,
+  // messages on ASTRA-sim's network ..." with the files), else "".
+  std::string network;
   // With MakespanOptions::timeline: one event per node of every rank. A
   // compute node runs from its issue to its end; a send or collective from
   // its issue on the communication slot to its end; a receive from the
@@ -74,12 +87,14 @@ MakespanResult makespan_by_stage(const std::string& dir, const std::string& comm
                                  int64_t stages, const MakespanOptions& options, int threads = 0);
 
 // "makespan: T ns; compute idle per rank: ..." lines ending in '\n'; up to
-// 32 ranks listed, else the least, median and largest idle.
+// 32 ranks listed, else the least, median and largest idle. On a network
+// also each rank's finish time (ASTRA-sim's "sys[R] finished").
 std::string makespan_summary(const MakespanResult& result);
 
 // makespan_by_stage's figures: "makespan: T ns over one rank per pipeline
-// stage ...", then each stage's compute idle with the largest's share of the
-// makespan (the bubble, plus waiting for communication).
+// stage ...", then (on a network) each stage's finish time, then each
+// stage's compute idle with the largest's share of the makespan (the bubble,
+// plus waiting for communication).
 std::string makespan_by_stage_summary(const MakespanResult& result);
 
 }  // namespace stg::tools

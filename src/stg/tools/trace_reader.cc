@@ -469,6 +469,7 @@ bool TraceReader::decode_v004(const std::string& msg, TraceNode& n) {
   n.kind = kind_from_v004(p.type());
   n.data_deps.assign(p.data_deps().begin(), p.data_deps().end());
   n.ctrl_deps.assign(p.ctrl_deps().begin(), p.ctrl_deps().end());
+  n.duration_micros = p.duration_micros();
   for (const pb4::AttributeProto& a : p.attr()) {
     const std::string& name = a.name();
     const bool is_string = a.value_case() == pb4::AttributeProto::kStringVal;
@@ -593,6 +594,8 @@ bool TraceReader::decode_json(const nlohmann::json& j, TraceNode& n) {
   n.comm_src = int_field("comm_src");
   n.comm_dst = int_field("comm_dst");
   n.comm_tag = int_field("comm_tag");
+  n.duration_micros =
+      static_cast<uint64_t>(std::max<int64_t>(int_field("duration_micros").value_or(0), 0));
   compute_missing(n);
   return true;
 }

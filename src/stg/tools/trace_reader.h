@@ -92,6 +92,7 @@ struct TraceNode {
   std::optional<int64_t> comm_src;
   std::optional<int64_t> comm_dst;
   std::optional<int64_t> comm_tag;
+  uint64_t duration_micros = 0;  // v0.0.4 and JSON: the node's measured time (0: none)
 
   uint32_t missing = 0;  // MissingAttr bits for this node's kind
 

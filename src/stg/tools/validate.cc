@@ -520,14 +520,17 @@ class Validation {
     if (!check_files()) return finish();
     check_order();
     check_p2p();
+    MakespanOptions timed;  // read first: a bad network description is an input error
+    std::string error;
+    if (options_.makespan && !makespan_options_for(dir_, options_.roofline, options_.figures,
+                                                   options_.timeline, timed, error))
+      report_.errors.push_back(error);
     if (options_.replay) {
       if (report_.errors.empty()) {
         progress().phase("replaying", 0, "");
         report_.replay = replay_dir(dir_, options_.comm_group_file, options_.threads);
         if (options_.makespan && report_.replay->completed)
-          report_.makespan = makespan_dir(
-              dir_, options_.comm_group_file,
-              {options_.roofline, options_.link_gbps, options_.timeline}, options_.threads);
+          report_.makespan = makespan_dir(dir_, options_.comm_group_file, timed, options_.threads);
       } else {
         report_.replay = ReplayResult();
         report_.replay->error = "not run: the input has errors";

@@ -37,6 +37,7 @@
 
 #include "stg/hardware/roofline.h"
 #include "stg/tools/makespan.h"
+#include "stg/tools/makespan_setup.h"
 #include "stg/tools/replay.h"
 #include "stg/util/progress.h"
 
@@ -61,9 +62,10 @@ struct ValidateOptions {
   // Hardware figures for the W1 warning (ASTRA-sim's system configuration).
   hardware::RooflineFigures roofline;
   // After a replay that completes, the timed run (makespan.h) with
-  // `roofline` and `link_gbps`.
+  // `roofline` and `figures`: --link_gbps, or ASTRA-sim's network when the
+  // directory has its files or the figures name them (makespan_setup.h).
   bool makespan = false;
-  double link_gbps = 100;
+  MakespanFigures figures;
   // The makespan also returns every node's times (MakespanResult::timeline).
   bool timeline = false;
   ProgressListener* progress = nullptr;  // told the files read and the replays
