@@ -17,8 +17,11 @@ nlohmann::ordered_json replay_json(const ReplayResult& r) {
 }
 
 nlohmann::ordered_json makespan_json(const MakespanResult& m) {
-  return {{"completed", m.completed}, {"error", m.error},           {"makespan_ns", m.makespan_ns},
-          {"end_ns", m.end_ns},       {"compute_ns", m.compute_ns}, {"idle_ns", m.idle_ns}};
+  nlohmann::ordered_json j = {{"completed", m.completed},     {"error", m.error},
+                              {"makespan_ns", m.makespan_ns}, {"end_ns", m.end_ns},
+                              {"compute_ns", m.compute_ns},   {"idle_ns", m.idle_ns}};
+  if (!m.network.empty()) j["network"] = m.network;  // on ASTRA-sim's network
+  return j;
 }
 
 }  // namespace
