@@ -46,7 +46,11 @@ expr::Expr times(const expr::Expr& e, double factor) {
 
 }  // namespace
 
-PlanTemplate::PlanTemplate(const Options& base, const TemplateKey& key, int blocks) {
+namespace {
+
+// The template's flags: the key's degrees (dp and pp 1 or 2), any valid
+// micro-batch (its size stays a symbol), no schedule.
+Options template_options(const Options& base, const TemplateKey& key, int blocks) {
   Options o = base;
   o.num_stacks = blocks;
   o.degree["tp"] = key.tp;
@@ -56,25 +60,34 @@ PlanTemplate::PlanTemplate(const Options& base, const TemplateKey& key, int bloc
   o.degree["pp"] = key.pp_above_one ? 2 : 1;
   o.weight_sharded = false;
   o.zero_stage = key.zero_stage;
-  // Any valid micro-batch: its size stays a symbol.
   o.batch = o.micro_batch = o.degree["dp"] * o.degree["ep"];
   o.pipeline_schedule = lower::Schedule::kNone;
   o.virtual_stages = 1;
-  models::Workload w = models::build_workload(o);
-  const lower::LowerOptions lo = lower_options(o, w);
-  const passes::PassManager pipeline = build_pipeline(o, w, /*flat=*/true);
-  graph::Graph g = std::move(w.model.graph);
-  passes::Analyses analyses(w.mesh, w.values);
-  pipeline.run(g, analyses);
-  g.evaluate_all();
+  return o;
+}
 
-  const int n = static_cast<int>(g.size());
-  auto part_of = [&](int t) {
+// The part a tensor is summed into: 0 the first stage's ends, 1 + b block
+// b, blocks + 1 the last stage's ends.
+struct PartOf {
+  const graph::Graph& g;
+  int blocks;
+  int operator()(int t) const {
     const graph::Placement& p = g[t].placement;
     return p.kind == graph::Placement::Kind::kFirst ? 0
            : passes::placed_with_last(p, blocks)    ? blocks + 1
                                                     : p.block + 1;
-  };
+  }
+};
+
+struct Sums {
+  std::vector<PartSums> parts;
+  PartSums::FlowSums forward, backward;  // the stage boundary's sends
+  std::set<expr::Expr> checks;           // every size and count lowering evaluates
+};
+
+// Work and traffic of every op, summed by part as lowering sizes them.
+Sums sum_work_and_traffic(const graph::Graph& g, const mesh::Mesh& mesh,
+                          const lower::LowerOptions& lo, const PartOf& part_of) {
   // A tensor's bytes as lowering sizes it (lower_stage.cc, bytes_of).
   auto bytes = [&](int t, const graph::Shape& shape, int override_bytes) {
     const int own = !lo.tensor_element_bytes ? 0
@@ -83,27 +96,26 @@ PlanTemplate::PlanTemplate(const Options& base, const TemplateKey& key, int bloc
     return expr::product(shape) *
            expr::Expr::constant(own > 0 ? static_cast<int64_t>(own) : lo.bytes_per_element);
   };
-  std::vector<PartSums> sums(blocks + 2);
-  PartSums::FlowSums forward, backward;
-  std::set<expr::Expr> checks;
-  for (int i = 0; i < n; ++i) {
+  Sums sums;
+  sums.parts.resize(part_of.blocks + 2);
+  for (int i = 0; i < static_cast<int>(g.size()); ++i) {
     const graph::Tensor& x = g[i];
     const graph::OpResult& r = g.result(i);
-    checks.insert(expr::product(r.y_shape));
-    if (x.x1_shape) checks.insert(expr::product(*x.x1_shape));
-    if (x.x2_shape) checks.insert(expr::product(*x.x2_shape));
-    PartSums& s = sums[part_of(i)];
+    sums.checks.insert(expr::product(r.y_shape));
+    if (x.x1_shape) sums.checks.insert(expr::product(*x.x1_shape));
+    if (x.x2_shape) sums.checks.insert(expr::product(*x.x2_shape));
+    PartSums& s = sums.parts[part_of(i)];
     const bool repeated = x.micro_batch == 0;  // lower::FlatStage's copies
     if (x.op == Op::kCollective) {
-      add(s.axes[report::reported_axis(w.mesh, x.comm.axis)][0], repeated,
+      add(s.axes[report::reported_axis(mesh, x.comm.axis)][0], repeated,
           bytes(graph::carried(g, i), *x.x1_shape, x.element_bytes));
     } else if (x.op == Op::kSend || x.op == Op::kRecv) {
       const bool send = x.op == Op::kSend;
       const expr::Expr b = bytes(graph::carried(g, i), *x.x1_shape, 0);
       if (x.comm.peer.kind == mesh::Peer::Kind::kStage) {
-        if (send) add(x.stage == 0 ? forward : backward, repeated, b);
+        if (send) add(x.stage == 0 ? sums.forward : sums.backward, repeated, b);
       } else {
-        add(s.axes[report::reported_axis(w.mesh, x.comm.peer.axis) + " p2p"][send ? 0 : 1],
+        add(s.axes[report::reported_axis(mesh, x.comm.peer.axis) + " p2p"][send ? 0 : 1],
             repeated, b);
       }
     } else {
@@ -111,24 +123,27 @@ PlanTemplate::PlanTemplate(const Options& base, const TemplateKey& key, int bloc
       if (x.op == Op::kEinsum && !r.y_hidden.empty())
         work = work * expr::Expr::constant(lo.flops_per_mac);
       if (lo.kernel_flops && !x.flops.is_zero()) work = x.flops;
-      if (!r.num_ops.is_zero()) checks.insert(r.num_ops);
-      if (!work.is_zero()) checks.insert(work);
+      if (!r.num_ops.is_zero()) sums.checks.insert(r.num_ops);
+      if (!work.is_zero()) sums.checks.insert(work);
       if (repeated)
         s.flops_per_micro_batch = s.flops_per_micro_batch + work;
       else
         s.flops_once = s.flops_once + work;
     }
   }
+  return sums;
+}
 
-  // Memory: the framework's terms, each at its part.
-  const int data_axis = w.mesh.find(mesh::AxisKind::kData);
-  dp_symbol_ = data_axis < 0 ? "" : w.mesh.axis(data_axis).symbol;
-  const frameworks::MemoryModel memory = w.framework->memory_model(o, w, lo, g, part_of);
+// Memory: the framework's terms, each at its part; an activation buffer by
+// the parts that read it (its own, the next, or both).
+void sum_memory(const graph::Graph& g, const frameworks::MemoryModel& memory,
+                const std::string& dp_symbol, const PartOf& part_of,
+                std::vector<PartSums>& sums) {
   std::map<int, std::set<int>> readers;  // activation buffer -> parts reading it
   std::map<int, double> act_factor;
   for (const report::MemoryTerm& t : memory.terms) {
     expr::Expr b = times(expr::product(g.result(t.tensor).y_shape), t.factor);
-    if (t.over_dp) b = b / expr::Expr::symbol(dp_symbol_);
+    if (t.over_dp) b = b / expr::Expr::symbol(dp_symbol);
     PartSums& s = sums[t.place];
     switch (t.part) {
       case Part::kParams:
@@ -160,16 +175,22 @@ PlanTemplate::PlanTemplate(const Options& base, const TemplateKey& key, int bloc
       throw UsageError("stg plans cannot evaluate this model: an activation of " + g[buffer].id() +
                        " is read beyond the next block");
   }
-  formula_ = memory.activation_formula;
-  mesh_ = w.mesh;
-  named_ = w.values;
+}
 
-  // Compiled, with the plan's values by symbol index.
-  auto compile = [&](const expr::Expr& e) { return FastExpr(e, symbols_); };
+struct Compiled {
+  std::vector<PartFigures> parts;
+  Flow forward, backward;
+  std::vector<FastExpr> checks;
+};
+
+// The sums compiled, with a plan's values by symbol index.
+Compiled compile_sums(const Sums& sums, Symbols& symbols) {
+  auto compile = [&](const expr::Expr& e) { return FastExpr(e, symbols); };
   auto compile_flow = [&](const PartSums::FlowSums& f) {
     return Flow{f.ops_per_micro_batch, f.ops_once, compile(f.per_micro_batch), compile(f.once)};
   };
-  for (const PartSums& s : sums) {
+  Compiled c;
+  for (const PartSums& s : sums.parts) {
     PartFigures p;
     p.flops_per_micro_batch = compile(s.flops_per_micro_batch);
     p.flops_once = compile(s.flops_once);
@@ -181,19 +202,53 @@ PlanTemplate::PlanTemplate(const Options& base, const TemplateKey& key, int bloc
     p.kept_here = compile(s.kept_here);
     p.kept_next = compile(s.kept_next);
     p.kept_both = compile(s.kept_both);
-    parts_.push_back(std::move(p));
+    c.parts.push_back(std::move(p));
   }
-  forward_link_ = compile_flow(forward);
-  backward_link_ = compile_flow(backward);
-  for (const expr::Expr& c : checks) checks_.push_back(compile(c));
-  base_values_.assign(symbols_.size(), 0);
-  for (const auto& [name, index] : symbols_.names()) {
-    const auto it = w.values.by_symbol.find(name);
-    if (it == w.values.by_symbol.end())
+  c.forward = compile_flow(sums.forward);
+  c.backward = compile_flow(sums.backward);
+  for (const expr::Expr& e : sums.checks) c.checks.push_back(compile(e));
+  return c;
+}
+
+// The template's value of every symbol, by index.
+std::vector<int64_t> symbol_values(const Symbols& symbols, const expr::Values& values) {
+  std::vector<int64_t> out(symbols.size(), 0);
+  for (const auto& [name, index] : symbols.names()) {
+    const auto it = values.by_symbol.find(name);
+    if (it == values.by_symbol.end())
       throw UsageError("stg plans cannot evaluate this model: the symbol " + name +
                        " has no value");
-    base_values_[index] = it->second;
+    out[index] = it->second;
   }
+  return out;
+}
+
+}  // namespace
+
+PlanTemplate::PlanTemplate(const Options& base, const TemplateKey& key, int blocks) {
+  const Options o = template_options(base, key, blocks);
+  models::Workload w = models::build_workload(o);
+  const lower::LowerOptions lo = lower_options(o, w);
+  const passes::PassManager pipeline = build_pipeline(o, w, /*flat=*/true);
+  graph::Graph g = std::move(w.model.graph);
+  passes::Analyses analyses(w.mesh, w.values);
+  pipeline.run(g, analyses);
+  g.evaluate_all();
+  const PartOf part_of{g, blocks};
+  Sums sums = sum_work_and_traffic(g, w.mesh, lo, part_of);
+  const int data_axis = w.mesh.find(mesh::AxisKind::kData);
+  dp_symbol_ = data_axis < 0 ? "" : w.mesh.axis(data_axis).symbol;
+  const frameworks::MemoryModel memory = w.framework->memory_model(o, w, lo, g, part_of);
+  sum_memory(g, memory, dp_symbol_, part_of, sums.parts);
+  formula_ = memory.activation_formula;
+  mesh_ = w.mesh;
+  named_ = w.values;
+  Compiled c = compile_sums(sums, symbols_);
+  parts_ = std::move(c.parts);
+  forward_link_ = c.forward;
+  backward_link_ = c.backward;
+  checks_ = std::move(c.checks);
+  base_values_ = symbol_values(symbols_, w.values);
   auto index_of = [&](const std::string& name) {
     const auto it = symbols_.names().find(name);
     return it == symbols_.names().end() ? -1 : it->second;
