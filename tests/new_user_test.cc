@@ -13,11 +13,14 @@
 
 #include "gtest/gtest.h"
 #include "support/files.h"
+#include "support/refused.h"
 #include "support/run_stg.h"
 #include "support/temp_dir.h"
 #include "support/tiny_model.h"
 
 namespace {
+
+using stg_test::expect_refused;
 
 namespace fs = std::filesystem;
 using stg_test::run_stg;
@@ -36,14 +39,6 @@ std::vector<std::string> tiny_infer(std::vector<std::string> extra) {
       "8",     "--decode_steps", "2"};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
-}
-
-// One line on stderr that contains `text`, exit 2, nothing on stdout.
-void expect_refused(const RunResult& r, const std::string& text) {
-  EXPECT_EQ(r.status, 2) << r.out << r.err;
-  EXPECT_NE(r.err.find(text), std::string::npos) << r.err;
-  EXPECT_EQ(r.err.find('\n'), r.err.size() - 1) << r.err;
-  EXPECT_EQ(r.out, "");
 }
 
 TEST(NewUser, GenerateJsonIsTheRunSummary) {
