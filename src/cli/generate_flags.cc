@@ -185,7 +185,7 @@ void add_framework_flags(CLI::App& app, GenerateFlags& f) {
 void add_run_flags(CLI::App& app, GenerateFlags& f) {
   stg::Options& o = f.options;
   app.add_option("--ranks", o.ranks,
-                 "A-B: write only ranks A..B (same bytes as a full run; the comm-group file too)");
+                 "A-B: write only ranks A..B, or a list A-B,C,D-E (same bytes as a full run; the comm-group file too)");
   app.add_option("--shard", f.shard,
                  "i/n: write the i-th of n contiguous rank ranges (shard 0 also writes the "
                  "comm-group file); auto: i and n from mpirun, PMI or Slurm");
