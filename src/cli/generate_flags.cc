@@ -215,6 +215,12 @@ void add_run_flags(CLI::App& app, GenerateFlags& f) {
                  "the GPU's datasheet figures: " + stg::hardware::gpu_names() +
                      " (roofline peak and HBM bandwidth, stg infer's --hbm_gb, --astra_sim's "
                      "network; docs/gpus.md); explicit flags win");
+  app.add_option("--compute_time", f.compute_time,
+                 "roofline (compute nodes timed at the roofline of their FLOPs and bytes) or "
+                 "model: each also carries duration_micros from the kernel model (GEMM tiles and "
+                 "waves over the SMs, flash attention, memory-bound kernels; docs/"
+                 "kernel-model.md) on --gpu's figures, h100-sxm without --gpu; --astra_sim's "
+                 "system file then turns the roofline off");
   app.add_option("--link_gbps", f.link_gbps,
                  "with --print_makespan: GB/s per message, a send or collective taking comm_size "
                  "/ link_gbps")

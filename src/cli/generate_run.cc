@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -53,9 +54,11 @@ std::string with_commas(int64_t n) {
   return digits;
 }
 
-// The replay's figures without flags: --gpu's roofline, else the defaults.
+// The replay's figures without flags: --gpu's roofline, else the defaults;
+// under --compute_time model, each compute node's duration_micros.
 stg::tools::MakespanOptions makespan_defaults(const stg::Options& o) {
   stg::tools::MakespanOptions m;
+  m.durations = o.compute_time == stg::Options::ComputeTime::kModel;
   if (!o.gpu) return m;
   const stg::emit::AstraSimMachine machine = stg::emit::machine_of(o);
   m.roofline = {machine.peak_tflops, machine.hbm_gbps};
@@ -76,6 +79,13 @@ std::optional<stg::tools::MakespanOptions> makespan_options(const GenerateFlags&
     return std::nullopt;
   }
   const stg::Options& o = f.options;
+  if (o.compute_time == stg::Options::ComputeTime::kModel)
+    for (const auto& [flag, value] : figures)
+      if (value > 0 && std::string_view(flag) != "--link_gbps")
+        throw stg::UsageError(std::string(flag) +
+                              " sets the roofline, which --compute_time model replaces with each "
+                              "node's duration: drop " +
+                              flag);
   if (o.shard_count > 1)
     throw stg::UsageError(
         "--shard writes part of the run, which --print_makespan cannot replay: drop one of them "
@@ -99,8 +109,10 @@ stg::tools::MakespanResult stage_makespan(const GenerateFlags& f, const stg::Run
     figures.link_gbps = m.link_gbps;
     figures.link_gbps_given = f.link_gbps > 0;
     stg::tools::MakespanResult out;
+    const bool durations = m.durations;  // kept with --link_gbps (no system file read)
     if (!stg::tools::makespan_options_for(dir.string(), m.roofline, figures, false, m, out.error))
       return out;
+    m.durations = durations;
   }
   return stg::tools::makespan_by_stage(dir.string(), (dir / s.comm_group_path).string(), s.stages,
                                        m, f.options.threads);

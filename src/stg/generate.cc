@@ -16,6 +16,8 @@
 #include "stg/emit/v001_limits.h"
 #include "stg/frameworks/framework.h"
 #include "stg/graph/csv_writer.h"
+#include "stg/hardware/gpus.h"
+#include "stg/hardware/kernel_model.h"
 #include "stg/io/cancel.h"
 #include "stg/io/earlier_run.h"
 #include "stg/io/output_files.h"
@@ -194,6 +196,20 @@ Units units(const Options& o, const models::Workload& w) {
   return w.kind->default_units().value_or(w.framework->default_units());
 }
 
+// --compute_time model: the kernel model's figures for --gpu's row
+// (h100-sxm without one) and the trace's element type.
+void add_kernel_model(const Options& o, const models::Workload& w, lower::LowerOptions& lo) {
+  if (o.compute_time != Options::ComputeTime::kModel) return;
+  require(o.schema != emit::Schema::kV001,
+          "--compute_time model writes duration_micros, which --chakra_schema_version v0.0.1 "
+          "has no field for: use v0.0.4 (the default) or json");
+  emit::machine_of(o);  // refuses --dtype fp8 on a GPU without FP8 tensor cores
+  const hardware::Gpu& gpu = o.gpu ? *o.gpu : *hardware::find_gpu("h100-sxm");
+  const DType dtype = o.dtype.value_or(w.framework->default_dtype());
+  lo.kernel_model = hardware::kernel_figures(gpu, dtype == DType::kFp8);
+  lo.kernel_element_bytes = dtype_bytes(dtype);
+}
+
 lower::LowerOptions lower_options(const Options& o, const models::Workload& w) {
   const frameworks::Framework& f = *w.framework;
   lower::LowerOptions lo;
@@ -218,6 +234,7 @@ lower::LowerOptions lower_options(const Options& o, const models::Workload& w) {
   } else if (o.serving) {
     lo.roofline = o.serving->roofline;
   }
+  add_kernel_model(o, w, lo);
   w.kind->adjust_lowering(lo);
   lo.schedule = o.pipeline_schedule;
   lo.micro_batches = w.micro_batches;
@@ -627,7 +644,8 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   try {
     run = lower_run(o, w, lo, threads, first_stage, last_stage, listen);
     if (!o.dump_after.empty()) dump = dump_graph(o);
-    if (!astra_sim.files.empty()) add_zero_time_note(run, o, w.notes);
+    if (!astra_sim.files.empty() && o.compute_time == Options::ComputeTime::kRoofline)
+      add_zero_time_note(run, o, w.notes);
     serving = check_before_writing(o, w, run, layout);
   } catch (const expr::SizeError& e) {
     throw UsageError(e.what());

@@ -156,6 +156,13 @@ struct Options {
   // --gpu NAME (hardware/gpus.h): the roofline, memory and ASTRA-sim
   // network figures of that GPU (null: the H100-like defaults).
   const hardware::Gpu* gpu = nullptr;
+  // --compute_time: compute nodes timed at the roofline of their FLOPs and
+  // bytes (the default), or each also carrying duration_micros from the
+  // kernel model (hardware/kernel_model.h; docs/kernel-model.md) on --gpu's
+  // row (h100-sxm without --gpu), which ASTRA-sim replays with its roofline
+  // off.
+  enum class ComputeTime { kRoofline, kModel };
+  ComputeTime compute_time = ComputeTime::kRoofline;
 
   Recompute recompute() const { return activation_recompute.value_or(Recompute::kNone); }
 };

@@ -58,6 +58,7 @@ std::string dims_text(const std::vector<int64_t>& dims) {
 
 AstraSimMachine machine_of(const Options& o) {
   AstraSimMachine m;
+  m.roofline = o.compute_time == Options::ComputeTime::kRoofline;
   if (!o.gpu) return m;
   const hardware::Gpu& g = *o.gpu;
   const bool fp8 = o.dtype == DType::kFp8;
@@ -151,9 +152,8 @@ std::string system_json(const std::vector<int64_t>& dims, const AstraSimMachine&
          "  \"collective-optimization\": \"localBWAware\",\n"
          "  \"local-mem-bw\": " +
          number(machine.hbm_gbps) + ",\n" +
-         "  \"roofline-enabled\": 1,\n"
-         "  \"peak-perf\": " +
-         number(machine.peak_tflops) + "\n" + "}\n";
+         "  \"roofline-enabled\": " + (machine.roofline ? "1" : "0") + ",\n" +
+         "  \"peak-perf\": " + number(machine.peak_tflops) + "\n" + "}\n";
 }
 
 // run.sh: runs ASTRA-sim on the traces and fails unless every rank finished.

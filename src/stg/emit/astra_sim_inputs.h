@@ -27,6 +27,9 @@ struct AstraSimMachine {
   double inter_node_gbps = 50;   // network dimensions across nodes
   double latency_ns = 936.25;    // every dimension (ASTRA-sim's examples)
   int64_t gpus_per_node = 8;
+  // "roofline-enabled": off under --compute_time model, when ASTRA-sim
+  // replays each compute node's duration_micros instead.
+  bool roofline = true;
 };
 
 // The machine of --gpu (hardware/gpus.h): its dense peak for the trace's
