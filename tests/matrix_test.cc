@@ -103,6 +103,10 @@ struct Config {
   // replicas of the plan of their own.
   int64_t prefill_replicas = 0, decode_replicas = 0;
   bool disaggregated() const { return prefill_replicas > 0; }
+  // --compute_time model (docs/kernel-model.md): durations from the kernel
+  // model on --gpu `gpu` ("": the default, h100-sxm).
+  bool kernel_time = false;
+  std::string gpu;
 
   bool serving() const { return decode_steps >= 0; }
 
@@ -285,6 +289,8 @@ std::vector<std::string> Config::args() const {
   if (vstages != 1) add("--virtual_stages", num(vstages));
   if (units != "stg" || serving()) add("--units", units);
   if (dtype != "bf16") add("--dtype", dtype);
+  if (kernel_time) add("--compute_time", "model");
+  if (!gpu.empty()) add("--gpu", gpu);
   add("--chakra_schema_version", schema);
   return a;
 }
@@ -389,6 +395,8 @@ Options Config::options(const std::string& dir) const {
   // Megatron without --units: the framework's default, as on the command line.
   if (!megatron || units != "stg" || serving()) o.units = cli::parse_units(units);
   o.dtype = cli::parse_dtype(dtype);
+  if (kernel_time) o.compute_time = Options::ComputeTime::kModel;
+  if (!gpu.empty()) o.gpu = hardware::find_gpu(gpu);
   return o;
 }
 
@@ -442,6 +450,8 @@ std::string Config::name() const {
              ? "disaggregated"
              : "disaggregated_" + std::to_string(prefill_replicas) + "_" +
                    std::to_string(decode_replicas));
+  if (kernel_time) part("kernel_time");
+  if (!gpu.empty()) part(gpu);
   if (binary) part("bin");
   for (char& c : n)
     if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
@@ -1157,7 +1167,7 @@ std::vector<Config> build_matrix() {
     bool megatron;
   };
   const std::vector<MambaCase> mamba_cases = {
-      {"llama", "1f1b", 1, 2, 2, 1, 2, true},   {"gpt", "none", 2, 1, 1, 1, 0, false},
+      {"llama", "1f1b", 1, 2, 2, 1, 2, true},      {"gpt", "none", 2, 1, 1, 1, 0, false},
       {"moe", "interleaved", 1, 1, 2, 2, 2, true}, {"llama", "zb-h1", 2, 1, 2, 1, 0, false},
       {"gpt", "dualpipev", 1, 2, 2, 1, 2, true},
   };
@@ -1191,6 +1201,55 @@ std::vector<Config> build_matrix() {
   serve("llama", 1, 2, 1, 1, 2, 1, [&](Config& c) {
     hybrid(2)(c);
     pools(1, 1)(c);
+  });
+
+  // R. --compute_time model (docs/kernel-model.md): both frameworks, the
+  // schedules, MoE, context parallelism, a GPU row, JSON, serving with
+  // decode steps (whose durations grow with the context) and disaggregated.
+  struct KernelCase {
+    std::string model, schedule, cp_algo, gpu, schema;
+    int dp, tp, cp, pp, ep;
+    bool megatron;
+  };
+  const std::vector<KernelCase> kernel_cases = {
+      {"gpt", "1f1b", "allgather", "", "v0.0.4", 2, 2, 1, 2, 1, true},
+      {"moe", "zb-h1", "allgather", "", "v0.0.4", 1, 2, 1, 2, 2, false},
+      {"moe", "1f1b", "allgather", "h800", "v0.0.4", 2, 1, 1, 2, 2, true},
+      {"llama", "interleaved", "ring", "b200", "v0.0.4", 1, 2, 2, 2, 1, true},
+      {"llama", "dualpipev", "ulysses", "a100-80gb", "json", 1, 1, 2, 2, 1, false},
+      {"gpt", "none", "allgather", "mi300x", "v0.0.4", 4, 2, 1, 1, 1, true},
+  };
+  for (const KernelCase& k : kernel_cases) {
+    Config c;
+    c.model = k.model;
+    c.schedule = k.schedule;
+    c.cp_algo = k.cp_algo;
+    c.gpu = k.gpu;
+    c.schema = k.schema;
+    c.dp = k.dp;
+    c.tp = k.tp;
+    c.sp = k.cp;
+    c.pp = k.pp;
+    c.ep = k.ep;
+    c.megatron = k.megatron;
+    // The reference's units too: durations are physical either way.
+    c.units = k.model == "moe" && !k.megatron ? "stg" : "physical";
+    c.kernel_time = true;
+    c.micro_batches = k.schedule == "dualpipev" ? 2 * k.pp : 2;
+    if (k.schedule == "interleaved" || k.schedule == "dualpipev") c.stacks = 4;
+    if (k.schedule == "interleaved") c.vstages = 2;
+    push(c);
+  }
+  const auto kernel_time = [](Config& c) { c.kernel_time = true; };
+  serve("llama", 1, 2, 2, 1, 3, 2, kernel_time);
+  serve("moe", 2, 1, 1, 2, 2, 1, [&](Config& c) {
+    kernel_time(c);
+    c.megatron = true;
+    c.gpu = "h200";
+  });
+  serve("llama", 1, 2, 1, 1, 2, 1, [&](Config& c) {
+    kernel_time(c);
+    pools(1, 2)(c);
   });
 
   // K. A few through the executable (compared with the in-process bytes).
