@@ -13,6 +13,7 @@
 #include "stg/mesh/rank_layout.h"
 #include "stg/models/decoder.h"
 #include "stg/models/families/family.h"
+#include "stg/models/parts/attention.h"
 #include "stg/tools/validate.h"
 #include "stg/workloads/training_step.h"
 #include "support/stage_schedule.h"
@@ -21,13 +22,19 @@
 namespace stg {
 namespace {
 
-using models::AttentionKind;
 using models::BlockKind;
 using models::BlockSpec;
 using models::MlpKind;
 
-const BlockSpec kDense{BlockKind::kDense, AttentionKind::kGqa, MlpKind::kGated};
-const BlockSpec kMoe{BlockKind::kMoe, AttentionKind::kGqa, MlpKind::kPlain};
+// A block with grouped-query attention.
+BlockSpec gqa_block(BlockKind kind, MlpKind mlp) {
+  BlockSpec b{kind, mlp};
+  b.mixer_options = models::AttentionOptions{.grouped = true}.list();
+  return b;
+}
+
+const BlockSpec kDense = gqa_block(BlockKind::kDense, MlpKind::kGated);
+const BlockSpec kMoe = gqa_block(BlockKind::kMoe, MlpKind::kPlain);
 
 // Two dense blocks, then two MoE blocks (as DeepSeek-V3 starts dense).
 models::DecoderSpec two_dense_two_moe(const Options&, int) {

@@ -16,6 +16,7 @@
 #include "stg/graph/csv_module.h"
 #include "stg/mesh/mesh.h"
 #include "stg/models/decoder.h"
+#include "stg/models/parts/attention.h"
 #include "stg/models/transformer.h"
 #include "stg/passes/grad_update.h"
 #include "stg/passes/insert_collectives.h"
@@ -143,9 +144,10 @@ TEST(CsvWriter, WritesReferenceSheetsAsReferenceSheets) {
 
 TEST(CsvWriter, RoundTripsBuiltInModels) {
   using namespace models;
-  const BlockSpec gpt{BlockKind::kDense, AttentionKind::kMha, MlpKind::kPlain};
-  const BlockSpec llama{BlockKind::kDense, AttentionKind::kGqa, MlpKind::kGated};
-  const BlockSpec moe_block{BlockKind::kMoe, AttentionKind::kGqa, MlpKind::kPlain};
+  const BlockSpec gpt{BlockKind::kDense, MlpKind::kPlain};
+  BlockSpec llama{BlockKind::kDense, MlpKind::kGated};
+  BlockSpec moe_block{BlockKind::kMoe, MlpKind::kPlain};
+  llama.mixer_options = moe_block.mixer_options = AttentionOptions{.grouped = true}.list();
   expect_round_trip(build_decoder({.spec = uniform_decoder(2, gpt), .tpsp = true}).graph,
                     "gpt_tpsp");
   expect_round_trip(build_decoder({.spec = uniform_decoder(2, gpt), .tpsp = false}).graph,
@@ -174,8 +176,7 @@ TEST(CsvWriter, RoundTripsModelsAfterEachPass) {
   const expr::Values values;
   for (const int zero : {0, 2}) {
     models::Model m = models::build_decoder(
-        {.spec = models::uniform_decoder(2, {models::BlockKind::kDense, models::AttentionKind::kMha,
-                                             models::MlpKind::kPlain})});
+        {.spec = models::uniform_decoder(2, {models::BlockKind::kDense, models::MlpKind::kPlain})});
     passes::PassManager pm;
     pm.emplace<passes::ReplicateMicroBatches>(
           2, std::map<std::string, expr::Expr>{{"Batch", expr::Expr::symbol("MicroBatch")}})

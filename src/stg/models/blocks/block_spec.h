@@ -13,11 +13,10 @@ namespace stg::models {
 
 struct MixerRow;  // models/mixers/mixer_row.h
 
-// Attention parts (models/parts/attention.h): multi-head, grouped-query
-// (KVHead key/value heads shared by groups of query heads), or multi-head
-// latent attention (DeepSeek-V2/V3, models/parts/mla.h: queries, keys and
-// values from low-rank compressions of the input).
-enum class AttentionKind { kMha, kGqa, kMla };
+// The row of the default block's mixer: multi-head attention
+// (models/mixers/mha_attention.cc).
+const MixerRow* default_mixer();
+
 // The dense MLP part (models/parts/mlp.h): two matrices, or gated (up,
 // gate, down; LLaMA's SwiGLU).
 enum class MlpKind { kPlain, kGated };
@@ -30,14 +29,7 @@ enum class BlockKind { kDense, kMoe, kMtp };
 
 struct BlockSpec {
   BlockKind kind = BlockKind::kDense;
-  AttentionKind attention = AttentionKind::kMha;
   MlpKind mlp = MlpKind::kPlain;  // the dense MLP, or each expert's
-  // Attention details (Qwen): heads of HeadDim (else Dmodel/Head), biases
-  // on the Q, K and V projections (Qwen2), an RMSNorm over each head of Q
-  // and K (Qwen3).
-  bool own_head_dim = false;
-  bool qkv_bias = false;
-  bool qk_norm = false;
   // MoE blocks: experts of DffExpert (else Dff) wide; SharedExperts experts
   // that every token passes through besides its routed ones.
   bool own_expert_width = false;
@@ -45,10 +37,10 @@ struct BlockSpec {
   // kMtp: the kind of the module's transformer block (the other fields
   // describe its parts).
   BlockKind mtp_block = BlockKind::kDense;
-  // A mixer of a component row in place of the attention above (null: the
-  // attention part), with the row's options for this block (e.g. the
-  // window); the attention fields still describe its projections.
-  const MixerRow* mixer = nullptr;
+  // The block's mixer (models/mixers/mixer_row.h: multi-head or latent
+  // attention, a windowed attention, a Mamba-2 mixer), with the row's
+  // options for this block (e.g. grouped-query heads, the window).
+  const MixerRow* mixer = default_mixer();
   std::vector<int64_t> mixer_options = {};
   bool operator==(const BlockSpec&) const = default;
 };
@@ -71,10 +63,6 @@ struct DecoderSpec {
   // Whether any block has the property `p` (e.g. &BlockSpec::qk_norm).
   bool any(bool BlockSpec::*p) const {
     return std::any_of(blocks.begin(), blocks.end(), [&](const BlockSpec& b) { return b.*p; });
-  }
-  bool any(AttentionKind a) const {
-    return std::any_of(blocks.begin(), blocks.end(),
-                       [&](const BlockSpec& b) { return b.attention == a; });
   }
 };
 

@@ -2,7 +2,7 @@
 // in place of the dense MLP.
 #include "stg/models/blocks/block_kinds.h"
 #include "stg/models/blocks/frame.h"
-#include "stg/models/parts/attention.h"
+#include "stg/models/mixers/mixer_row.h"
 #include "stg/models/parts/moe.h"
 
 namespace stg::models {
@@ -14,7 +14,7 @@ graph::Graph moe_block(const BlockSpec& spec, const BlockContext& c) {
   // The experts' layouts need sequence-sharded activations (--tpsp 1).
   const Layout l(true);
   const MoePorts ports = moe_ports(spec);
-  return frame_block(l, attention(l, spec, choices, c.cp, c.kv),
+  return frame_block(l, spec.mixer->build(l, spec, choices, c.cp, c.kv),
                      moe_ffn(spec, c.experts_per_rank, choices.experts_carved_from_dp),
                      {"", "moe.x", ports.y, "moe.dy", ports.dx}, choices);
 }

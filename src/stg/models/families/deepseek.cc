@@ -8,14 +8,15 @@
 
 #include "stg/models/families/expert_layout.h"
 #include "stg/models/families/family.h"
+#include "stg/models/mixers/mixer_row.h"
 
 namespace stg::models {
 namespace {
 
 DecoderSpec decoder(const Options& o, int num_blocks) {
-  DecoderSpec d =
-      expert_layout(o, num_blocks, {BlockKind::kDense, AttentionKind::kMla, MlpKind::kGated},
-                    {BlockKind::kMoe, AttentionKind::kMla, MlpKind::kGated});
+  BlockSpec dense{BlockKind::kDense, MlpKind::kGated}, moe{BlockKind::kMoe, MlpKind::kGated};
+  dense.mixer = moe.mixer = &mla_row();
+  DecoderSpec d = expert_layout(o, num_blocks, dense, moe);
   d.tied_embeddings = o.model_tied_embeddings.value_or(false);
   return d;
 }

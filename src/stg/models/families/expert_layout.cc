@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "stg/models/blocks/block_pattern.h"
+
 namespace stg::models {
 
 DecoderSpec expert_layout(const Options& o, int num_blocks, const BlockSpec& dense, BlockSpec moe) {
@@ -13,8 +15,7 @@ DecoderSpec expert_layout(const Options& o, int num_blocks, const BlockSpec& den
   moe.own_expert_width = moe.own_expert_width || o.dff_expert.has_value();
   moe.shared_experts = o.shared_experts.value_or(0) > 0;
   DecoderSpec d;
-  d.blocks.assign(static_cast<size_t>(first_dense), dense);
-  d.blocks.resize(static_cast<size_t>(num_blocks), moe);
+  d.blocks = BlockPattern{.first = first_dense}.blocks(static_cast<size_t>(num_blocks), dense, moe);
   return d;
 }
 

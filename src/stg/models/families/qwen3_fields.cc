@@ -1,11 +1,12 @@
 #include "stg/models/families/qwen3_fields.h"
 
+#include "stg/models/parts/attention.h"
+
 namespace stg::models {
 
 BlockSpec qwen3_block(BlockKind kind) {
-  BlockSpec b{kind, AttentionKind::kGqa, MlpKind::kGated};
-  b.own_head_dim = true;
-  b.qk_norm = true;
+  BlockSpec b{kind, MlpKind::kGated};
+  b.mixer_options = AttentionOptions{.grouped = true, .own_head_dim = true, .qk_norm = true}.list();
   return b;
 }
 
