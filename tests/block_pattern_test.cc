@@ -28,12 +28,12 @@ TEST(BlockPattern, EveryNthFromAnOffset) {
 
 TEST(BlockPattern, BlocksTakeTheirSpecs) {
   stg::models::BlockSpec dense, moe;
-  moe.kind = stg::models::BlockKind::kMoe;
+  moe.mlp_options = {1};
   const std::vector<stg::models::BlockSpec> blocks = BlockPattern{.first = 1}.blocks(3, dense, moe);
   ASSERT_EQ(blocks.size(), 3u);
-  EXPECT_EQ(blocks[0].kind, stg::models::BlockKind::kDense);
-  EXPECT_EQ(blocks[1].kind, stg::models::BlockKind::kMoe);
-  EXPECT_EQ(blocks[2].kind, stg::models::BlockKind::kMoe);
+  EXPECT_EQ(blocks[0], dense);
+  EXPECT_EQ(blocks[1], moe);
+  EXPECT_EQ(blocks[2], moe);
 }
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include "stg/mesh/rank_layout.h"
 #include "stg/models/decoder.h"
 #include "stg/models/families/family.h"
+#include "stg/models/mlps/mlp_row.h"
 #include "stg/models/parts/attention.h"
 #include "stg/tools/validate.h"
 #include "stg/workloads/training_step.h"
@@ -24,17 +25,18 @@ namespace {
 
 using models::BlockKind;
 using models::BlockSpec;
-using models::MlpKind;
 
 // A block with grouped-query attention.
-BlockSpec gqa_block(BlockKind kind, MlpKind mlp) {
-  BlockSpec b{kind, mlp};
+BlockSpec gqa_block(const models::MlpRow& mlp, std::vector<int64_t> mlp_options) {
+  BlockSpec b;
+  b.mlp = &mlp;
+  b.mlp_options = std::move(mlp_options);
   b.mixer_options = models::AttentionOptions{.grouped = true}.list();
   return b;
 }
 
-const BlockSpec kDense = gqa_block(BlockKind::kDense, MlpKind::kGated);
-const BlockSpec kMoe = gqa_block(BlockKind::kMoe, MlpKind::kPlain);
+const BlockSpec kDense = gqa_block(models::dense_mlp_row(), {1});  // gated
+const BlockSpec kMoe = gqa_block(models::experts_row(), {});
 
 // Two dense blocks, then two MoE blocks (as DeepSeek-V3 starts dense).
 models::DecoderSpec two_dense_two_moe(const Options&, int) {

@@ -9,6 +9,7 @@
 #include "stg/models/families/registry.h"
 #include "stg/models/flag_binding.h"
 #include "stg/models/mixers/mixer_row.h"
+#include "stg/models/mlps/mlp_row.h"
 
 namespace stg::models {
 
@@ -44,7 +45,7 @@ void check_parallel_split(const expr::Values& values, const Options& o, const De
                           const mesh::Degrees& degree, int64_t micro, bool tpsp,
                           const frameworks::Framework& f) {
   const auto& v = values.by_symbol;
-  const int64_t tp = degree["tp"], ep = degree["ep"];
+  const int64_t tp = degree["tp"];
   if (tpsp)
     require(v.at("Seq") % (degree["sp"] * tp) == 0,
             "--seq " + num(v.at("Seq")) + " is not divisible by --sp * --tp = " +
@@ -56,34 +57,8 @@ void check_parallel_split(const expr::Values& values, const Options& o, const De
                                      num(tp) +
                                      ": every tensor-parallel rank needs a whole share of the FFN");
   check_mixers(d, v, o, degree);
-  if (d.any(&BlockSpec::own_expert_width))
-    require(v.at("DffExpert") % tp == 0,
-            "--dff_expert " + num(v.at("DffExpert")) + " is not divisible by --tp " + num(tp) +
-                ": every tensor-parallel rank needs a whole share of each expert");
-  if (d.any(&BlockSpec::shared_experts)) {
-    const int64_t width = v.at("SharedExperts") *
-                          (d.any(&BlockSpec::own_expert_width) ? v.at("DffExpert") : v.at("Dff"));
-    require(width % tp == 0, "--shared_experts " + num(v.at("SharedExperts")) +
-                                 " x the expert width (" + num(width) +
-                                 ") is not divisible by --tp " + num(tp) +
-                                 ": every tensor-parallel rank needs a whole share");
-  }
   f.check_decoder(o, d, micro);
-  if (d.any(BlockKind::kMoe)) {
-    require(v.at("Experts") % ep == 0, "--experts " + num(v.at("Experts")) +
-                                           " is not divisible by --ep " + num(ep) +
-                                           ": every expert-parallel rank holds whole experts");
-    // Each expert of a rank is a part of the graph of its own (1,024 of one
-    // block take seconds).
-    constexpr int64_t kMaxExpertsPerRank = 1024;
-    require(v.at("Experts") / ep <= kMaxExpertsPerRank,
-            "--experts " + num(v.at("Experts")) + " / --ep " + num(ep) + " is " +
-                num(v.at("Experts") / ep) + " experts per rank: use at most " +
-                num(kMaxExpertsPerRank) + " (a larger --ep, or fewer --experts)");
-    require(v.at("KExperts") <= v.at("Experts"),
-            "--kexperts " + num(v.at("KExperts")) + " is larger than --experts " +
-                num(v.at("Experts")) + ": a token cannot pick more experts than exist");
-  }
+  check_mlps(d, v, o, degree);
 }
 
 // The dimensions only some blocks have (BlockSpec), bound when a block
@@ -92,10 +67,7 @@ void bind_block_dims(Workload& w, const Options& o) {
   const DecoderSpec& d = w.decoder;
   const auto& v = w.values.by_symbol;
   std::vector<Dim> dims = mixer_dims(d, v, o);
-  if (d.any(&BlockSpec::own_expert_width))
-    dims.push_back({"DffExpert", "--dff_expert", o.dff_expert, v.at("Dff")});
-  if (d.any(&BlockSpec::shared_experts))
-    dims.push_back({"SharedExperts", "--shared_experts", o.shared_experts, 1});
+  for (const Dim& m : mlp_dims(d, v, o)) dims.push_back(m);
   bind_dims(w, dims);
 }
 
@@ -119,7 +91,6 @@ void add_mtp_modules(DecoderSpec& d, const Options& o) {
       depth >= 0 && depth <= kMaxStacks,
       "--mtp_depth " + num(depth) + " is not valid: use an integer from 0 to " + num(kMaxStacks));
   BlockSpec module = d.blocks.back();
-  module.mtp_block = module.kind;
   module.kind = BlockKind::kMtp;
   d.mtp.assign(static_cast<size_t>(depth), module);
 }

@@ -3,6 +3,7 @@
 // mixer row's and its MLP's, which report/activation_memory.h sums.
 #include "stg/models/blocks/block_kinds.h"
 #include "stg/models/mixers/mixer_row.h"
+#include "stg/models/mlps/mlp_row.h"
 
 namespace stg::models {
 
@@ -31,42 +32,14 @@ ActivationBytes frame_activations(const std::vector<int64_t>& options, const exp
           .recomputed = (mtp_module ? 4 : 2) * sbh};
 }
 
-// A dense MLP (options: gated): GeLU's input and output, or the fused
-// SwiGLU's [gate|up] input and its output.
-ActivationBytes mlp_activations(const std::vector<int64_t>& options, const expr::Values& values,
-                                double s, double b) {
-  const double sbf = s * b * value(values, "Dff");
-  return {.split = (options.at(0) != 0 ? 6 : 4) * sbf};
-}
-
-// Experts (options: gated, of DffExpert, with shared experts), k per token:
-// the dispatched tokens gathered over tp (whole); GeLU in and out, or
-// SwiGLU's [gate|up] and output (f split over tp), and the expert outputs;
-// the shared experts' SwiGLU over every token.
-ActivationBytes expert_activations(const std::vector<int64_t>& options, const expr::Values& values,
-                                   double s, double b) {
-  const bool gated = options.at(0) != 0, own_width = options.at(1) != 0;
-  const double sbh = s * b * value(values, "Dmodel"), sbf = s * b * value(values, "Dff");
-  const double k = value(values, "KExperts");
-  const double sbf_e = own_width ? s * b * value(values, "DffExpert") : sbf;
-  double mlp = k * ((gated ? 6 : 4) * sbf_e + 2 * sbh);
-  if (options.at(2) != 0) mlp += 6 * sbf_e * value(values, "SharedExperts");
-  return {.split = mlp, .whole = 2 * k * sbh};
-}
-
 }  // namespace
 
 report::BlockActivations block_activations(const BlockSpec& spec, bool dropout) {
   const bool mtp = spec.kind == BlockKind::kMtp;
-  const bool moe = (mtp ? spec.mtp_block : spec.kind) == BlockKind::kMoe;
-  const bool gated = spec.mlp == MlpKind::kGated;
   report::BlockActivations a;
   a.terms.push_back({frame_activations, {dropout, mtp}});
   a.terms.push_back({spec.mixer->activations, spec.mixer_options});
-  if (moe)
-    a.terms.push_back({expert_activations, {gated, spec.own_expert_width, spec.shared_experts}});
-  else
-    a.terms.push_back({mlp_activations, {gated}});
+  a.terms.push_back({spec.mlp->activations, spec.mlp_options});
   return a;
 }
 

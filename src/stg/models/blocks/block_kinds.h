@@ -31,8 +31,7 @@ struct BlockKindInfo {
 };
 
 // The builders, one file each.
-graph::Graph dense_block(const BlockSpec& spec, const BlockContext& context);
-graph::Graph moe_block(const BlockSpec& spec, const BlockContext& context);
+graph::Graph mixer_mlp_block(const BlockSpec& spec, const BlockContext& context);
 graph::Graph mtp_module(const BlockSpec& spec, const BlockContext& context);  // mtp_module.h
 
 const BlockKindInfo& block_kind(BlockKind kind);

@@ -8,7 +8,8 @@ namespace {
 
 DecoderSpec decoder(const Options&, int num_blocks) {
   DecoderSpec d;
-  BlockSpec block{BlockKind::kDense, MlpKind::kGated};
+  BlockSpec block;
+  block.mlp_options = {1};  // gated
   block.mixer_options = AttentionOptions{.grouped = true}.list();
   d.blocks.assign(num_blocks, block);
   return d;

@@ -9,7 +9,8 @@ namespace stg::models {
 namespace {
 
 DecoderSpec decoder(const Options& o, int num_blocks) {
-  BlockSpec block{BlockKind::kDense, MlpKind::kGated};
+  BlockSpec block;
+  block.mlp_options = {1};  // gated
   block.mixer_options = AttentionOptions{.grouped = true, .qkv_bias = true}.list();
   DecoderSpec d;
   d.blocks.assign(num_blocks, block);
