@@ -39,7 +39,7 @@ report::BlockActivations block_activations(const BlockSpec& spec, bool dropout) 
   report::BlockActivations a;
   a.terms.push_back({frame_activations, {dropout, mtp}});
   a.terms.push_back({spec.mixer->activations, spec.mixer_options});
-  a.terms.push_back({spec.mlp->activations, spec.mlp_options});
+  if (spec.mlp) a.terms.push_back({spec.mlp->activations, spec.mlp_options});
   return a;
 }
 

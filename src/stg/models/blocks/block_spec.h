@@ -38,8 +38,9 @@ struct BlockSpec {
   // options for this block (e.g. grouped-query heads, the window).
   const MixerRow* mixer = default_mixer();
   std::vector<int64_t> mixer_options = {};
-  // The block's MLP (models/mlps/mlp_row.h: a dense MLP, routed experts),
-  // with the row's options for this block (e.g. gated, shared experts).
+  // The block's MLP (models/mlps/mlp_row.h: a dense MLP, routed experts;
+  // null: none), with the row's options for this block (e.g. gated, shared
+  // experts).
   const MlpRow* mlp = default_mlp();
   std::vector<int64_t> mlp_options = {};
   bool operator==(const BlockSpec&) const = default;

@@ -61,7 +61,7 @@ Graph mtp_module(const BlockSpec& spec, const BlockContext& c) {
   BlockSpec inner = spec;
   inner.kind = BlockKind::kBlock;
   // The experts' layouts need sequence-sharded activations (as the block).
-  const Layout l(c.tpsp || inner.mlp->experts);
+  const Layout l(c.tpsp || (inner.mlp && inner.mlp->experts));
   Graph g;
   g.append(projection(l, c.choices), "", {}, {});
   g.append(block_kind(inner.kind).build(inner, c), "block.", {}, {});

@@ -14,7 +14,7 @@ const MlpRow* default_mlp() { return &dense_mlp_row(); }
 
 bool DecoderSpec::any_experts() const {
   return std::any_of(blocks.begin(), blocks.end(),
-                     [](const BlockSpec& b) { return b.mlp->experts; });
+                     [](const BlockSpec& b) { return b.mlp && b.mlp->experts; });
 }
 
 namespace {
