@@ -8,6 +8,8 @@
 
 #include "gtest/gtest.h"
 #include "stg/models/decoder.h"
+#include "stg/models/mlps/mlp_row.h"
+#include "stg/models/parts/attention.h"
 #include "stg/models/transformer.h"
 #include "stg/report/step_figures.h"
 #include "support/files.h"
@@ -97,14 +99,20 @@ std::string axes_of(const stg::models::Model& m) {
   return out;
 }
 
+// A MoE block with grouped-query attention.
+stg::models::BlockSpec gqa_moe_block() {
+  stg::models::BlockSpec b;
+  b.mlp = &stg::models::experts_row();
+  b.mixer_options = stg::models::AttentionOptions{.grouped = true}.list();
+  return b;
+}
+
 // --sp is the symbol sp in the seed's transformer and cp in the later models.
 TEST(AxesTable, ModelsSpellTheirAxesFromTheTable) {
   using namespace stg::models;
-  const Model gpt = build_decoder(
-      {.spec = uniform_decoder(1, {BlockKind::kDense, AttentionKind::kMha, MlpKind::kPlain})});
-  const Model moe = build_decoder(
-      {.spec = uniform_decoder(1, {BlockKind::kMoe, AttentionKind::kGqa, MlpKind::kPlain}),
-       .experts_per_rank = 1});
+  const Model gpt = build_decoder({.spec = uniform_decoder(1, BlockSpec{})});
+  const Model moe =
+      build_decoder({.spec = uniform_decoder(1, gqa_moe_block()), .experts_per_rank = 1});
   EXPECT_EQ(axes_of(build_transformer({.num_stacks = 1})), "dp:dp tp:tp sp:sp ");
   EXPECT_EQ(axes_of(gpt), "dp:dp tp:tp sp:cp ");
   EXPECT_EQ(axes_of(moe), "dp:dp tp:tp sp:cp ep:ep ");

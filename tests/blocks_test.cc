@@ -11,8 +11,11 @@
 #include "stg/frameworks/registry.h"
 #include "stg/generate.h"
 #include "stg/mesh/rank_layout.h"
+#include "stg/models/blocks/block_kinds.h"
 #include "stg/models/decoder.h"
 #include "stg/models/families/family.h"
+#include "stg/models/mlps/mlp_row.h"
+#include "stg/models/parts/attention.h"
 #include "stg/tools/validate.h"
 #include "stg/workloads/training_step.h"
 #include "support/stage_schedule.h"
@@ -21,13 +24,20 @@
 namespace stg {
 namespace {
 
-using models::AttentionKind;
 using models::BlockKind;
 using models::BlockSpec;
-using models::MlpKind;
 
-const BlockSpec kDense{BlockKind::kDense, AttentionKind::kGqa, MlpKind::kGated};
-const BlockSpec kMoe{BlockKind::kMoe, AttentionKind::kGqa, MlpKind::kPlain};
+// A block with grouped-query attention.
+BlockSpec gqa_block(const models::MlpRow& mlp, std::vector<int64_t> mlp_options) {
+  BlockSpec b;
+  b.mlp = &mlp;
+  b.mlp_options = std::move(mlp_options);
+  b.mixer_options = models::AttentionOptions{.grouped = true}.list();
+  return b;
+}
+
+const BlockSpec kDense = gqa_block(models::dense_mlp_row(), {1});  // gated
+const BlockSpec kMoe = gqa_block(models::experts_row(), {});
 
 // Two dense blocks, then two MoE blocks (as DeepSeek-V3 starts dense).
 models::DecoderSpec two_dense_two_moe(const Options&, int) {
@@ -135,6 +145,43 @@ TEST(Blocks, MixedDecoderLowersAndReplays) {
   EXPECT_EQ(report.violations(), 0) << report.verdict();
   ASSERT_TRUE(report.replay.has_value());
   EXPECT_TRUE(report.replay->completed);
+}
+
+// A block of its mixer alone (mlp null; Nemotron-H's Mamba blocks) between
+// blocks with MLPs: no post-mixer norm, MLP or experts in it, its residual
+// the block's output, and the decoder still lowers and replays.
+models::DecoderSpec with_a_mixer_only_block(const Options&, int) {
+  BlockSpec mixer_only = kDense;
+  mixer_only.mlp = nullptr;
+  models::DecoderSpec d;
+  d.blocks = {kDense, mixer_only, kDense, kMoe};
+  return d;
+}
+
+TEST(Blocks, ABlockWithoutAnMlp) {
+  Options o = small();
+  models::Family mixed = models::moe_family();
+  mixed.name = "mixed";
+  mixed.decoder = with_a_mixer_only_block;
+  const frameworks::Framework& f = frameworks::find("megatron");
+  models::Workload w = models::decoder_workload(o, f, mixed);
+  const graph::Graph& g = w.model.graph;
+  const std::string p = "transformer.1.";
+  EXPECT_GE(g.find(p + "mha.wqkv"), 0);
+  EXPECT_GE(g.find(p + "ffn_res.y"), 0);
+  EXPECT_LT(g.find(p + "post_attn_norm.y"), 0);
+  EXPECT_LT(g.find(p + "ffn.wup"), 0);
+  EXPECT_LT(g.find(p + "mha_res.y"), 0);
+  // Its activations: the frame's and the mixer's terms, no MLP's.
+  EXPECT_EQ(models::block_activations(w.decoder.blocks[1], false).terms.size(), 2u);
+  EXPECT_EQ(models::block_activations(w.decoder.blocks[0], false).terms.size(), 3u);
+  w.framework = &f;
+  w.kind = &workloads::training_step();
+  const lower::LowerOptions lo = lower_options(o, w);
+  graph::Graph lowered = std::move(w.model.graph);
+  passes::Analyses analyses(w.mesh, w.values);
+  build_pipeline(o, w, /*flat=*/false).run(lowered, analyses);
+  EXPECT_EQ(lower_stages(lowered, w, lo, 1).size(), 2u);
 }
 
 }  // namespace

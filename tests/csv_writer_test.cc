@@ -16,6 +16,8 @@
 #include "stg/graph/csv_module.h"
 #include "stg/mesh/mesh.h"
 #include "stg/models/decoder.h"
+#include "stg/models/mlps/mlp_row.h"
+#include "stg/models/parts/attention.h"
 #include "stg/models/transformer.h"
 #include "stg/passes/grad_update.h"
 #include "stg/passes/insert_collectives.h"
@@ -143,9 +145,11 @@ TEST(CsvWriter, WritesReferenceSheetsAsReferenceSheets) {
 
 TEST(CsvWriter, RoundTripsBuiltInModels) {
   using namespace models;
-  const BlockSpec gpt{BlockKind::kDense, AttentionKind::kMha, MlpKind::kPlain};
-  const BlockSpec llama{BlockKind::kDense, AttentionKind::kGqa, MlpKind::kGated};
-  const BlockSpec moe_block{BlockKind::kMoe, AttentionKind::kGqa, MlpKind::kPlain};
+  const BlockSpec gpt;
+  BlockSpec llama, moe_block;
+  llama.mlp_options = {1};  // gated
+  moe_block.mlp = &experts_row();
+  llama.mixer_options = moe_block.mixer_options = AttentionOptions{.grouped = true}.list();
   expect_round_trip(build_decoder({.spec = uniform_decoder(2, gpt), .tpsp = true}).graph,
                     "gpt_tpsp");
   expect_round_trip(build_decoder({.spec = uniform_decoder(2, gpt), .tpsp = false}).graph,
@@ -173,9 +177,8 @@ TEST(CsvWriter, RoundTripsModelsAfterEachPass) {
                         2);
   const expr::Values values;
   for (const int zero : {0, 2}) {
-    models::Model m = models::build_decoder(
-        {.spec = models::uniform_decoder(2, {models::BlockKind::kDense, models::AttentionKind::kMha,
-                                             models::MlpKind::kPlain})});
+    models::Model m =
+        models::build_decoder({.spec = models::uniform_decoder(2, models::BlockSpec{})});
     passes::PassManager pm;
     pm.emplace<passes::ReplicateMicroBatches>(
           2, std::map<std::string, expr::Expr>{{"Batch", expr::Expr::symbol("MicroBatch")}})

@@ -13,9 +13,9 @@
 #include <memory>
 
 #include "stg/frameworks/framework.h"
+#include "stg/models/blocks/block_kinds.h"
 #include "stg/models/families/registry.h"
 #include "stg/models/flag_binding.h"
-#include "stg/models/mixers/mixer_row.h"
 #include "stg/models/workload.h"
 #include "stg/passes/defer_weight_gradient_gathers.h"
 #include "stg/passes/grad_update.h"
@@ -29,30 +29,12 @@ namespace {
 using models::num;
 using models::require;
 
-// The memory report's view of the decoder's blocks.
+// The memory report's terms of the decoder's blocks (models/blocks/block_kinds.h).
 std::vector<report::BlockActivations> block_activations(const models::DecoderSpec& d) {
-  using Mlp = report::BlockActivations::Mlp;
   std::vector<report::BlockActivations> out;
-  auto add = [&](const models::BlockSpec& b) {
-    const bool mtp = b.kind == models::BlockKind::kMtp;
-    const bool moe = (mtp ? b.mtp_block : b.kind) == models::BlockKind::kMoe;
-    out.push_back({.grouped_query = b.attention == models::AttentionKind::kGqa,
-                   .dropout = d.dropout,
-                   .mlp = moe                                ? Mlp::kExperts
-                          : b.mlp == models::MlpKind::kGated ? Mlp::kSwiglu
-                                                             : Mlp::kGelu,
-                   .own_head_dim = b.own_head_dim,
-                   .qk_norm = b.qk_norm,
-                   .gated_experts = moe && b.mlp == models::MlpKind::kGated,
-                   .own_expert_width = b.own_expert_width,
-                   .shared_experts = b.shared_experts,
-                   .latent_attention = b.attention == models::AttentionKind::kMla,
-                   .mtp_module = mtp,
-                   .mixer = b.mixer ? b.mixer->activations : nullptr,
-                   .mixer_options = b.mixer_options});
-  };
-  for (const models::BlockSpec& b : d.blocks) add(b);
-  for (const models::BlockSpec& b : d.mtp) add(b);
+  for (const models::BlockSpec& b : d.blocks)
+    out.push_back(models::block_activations(b, d.dropout));
+  for (const models::BlockSpec& b : d.mtp) out.push_back(models::block_activations(b, d.dropout));
   return out;
 }
 

@@ -9,6 +9,7 @@
 #include "stg/models/families/registry.h"
 #include "stg/models/flag_binding.h"
 #include "stg/models/mixers/mixer_row.h"
+#include "stg/models/mlps/mlp_row.h"
 
 namespace stg::models {
 
@@ -38,28 +39,13 @@ void check_weight_dims(const Workload& w) {
   }
 }
 
-// Ulysses gives every cp rank whole heads of the tp rank's share.
-void check_cp_algo(const std::map<std::string, int64_t>& v, const Options& o, const DecoderSpec& d,
-                   const mesh::Degrees& degree) {
-  const int64_t cp = degree["sp"], tp = degree["tp"];
-  if (o.cp_algo != CpAlgo::kUlysses || cp == 1) return;
-  const bool gqa = d.any(AttentionKind::kGqa);
-  const int64_t kv_tp = (gqa ? v.at("KVHead") : v.at("Head")) / tp;
-  require(kv_tp % cp == 0 && (v.at("Head") / tp) % cp == 0,
-          std::string("--cp_algo ulysses splits the heads over cp: --cp ") + num(cp) +
-              " does not divide the " + num(kv_tp) + (gqa ? " KV heads" : " heads") +
-              " per tensor-parallel rank (" + (gqa ? "--kvhead " : "--head ") +
-              num(gqa ? v.at("KVHead") : v.at("Head")) + " / --tp " + num(tp) +
-              "): choose a cp degree that divides it, or --cp_algo ring");
-}
-
 // Every tensor-parallel, sequence and expert split is whole (the dims
 // bound; `degree` with the dense models' tp x ep).
 void check_parallel_split(const expr::Values& values, const Options& o, const DecoderSpec& d,
                           const mesh::Degrees& degree, int64_t micro, bool tpsp,
                           const frameworks::Framework& f) {
   const auto& v = values.by_symbol;
-  const int64_t tp = degree["tp"], ep = degree["ep"];
+  const int64_t tp = degree["tp"];
   if (tpsp)
     require(v.at("Seq") % (degree["sp"] * tp) == 0,
             "--seq " + num(v.at("Seq")) + " is not divisible by --sp * --tp = " +
@@ -70,51 +56,9 @@ void check_parallel_split(const expr::Values& values, const Options& o, const De
   require(v.at("Dff") % tp == 0, "--dff " + num(v.at("Dff")) + " is not divisible by --tp " +
                                      num(tp) +
                                      ": every tensor-parallel rank needs a whole share of the FFN");
-  const bool heads_of_dmodel = std::any_of(
-      d.blocks.begin(), d.blocks.end(),
-      [](const BlockSpec& b) { return !b.own_head_dim && b.attention != AttentionKind::kMla; });
-  if (heads_of_dmodel)
-    require(v.at("Dmodel") % v.at("Head") == 0,
-            "--dmodel " + num(v.at("Dmodel")) + " is not divisible by --head " + num(v.at("Head")) +
-                ": every attention head needs a whole head dimension (--dmodel / --head)");
-  if (d.any(&BlockSpec::own_expert_width))
-    require(v.at("DffExpert") % tp == 0,
-            "--dff_expert " + num(v.at("DffExpert")) + " is not divisible by --tp " + num(tp) +
-                ": every tensor-parallel rank needs a whole share of each expert");
-  if (d.any(&BlockSpec::shared_experts)) {
-    const int64_t width = v.at("SharedExperts") *
-                          (d.any(&BlockSpec::own_expert_width) ? v.at("DffExpert") : v.at("Dff"));
-    require(width % tp == 0, "--shared_experts " + num(v.at("SharedExperts")) +
-                                 " x the expert width (" + num(width) +
-                                 ") is not divisible by --tp " + num(tp) +
-                                 ": every tensor-parallel rank needs a whole share");
-  }
-  if (d.any(AttentionKind::kGqa)) {
-    require(v.at("Head") % v.at("KVHead") == 0, "--kvhead " + num(v.at("KVHead")) +
-                                                    " does not divide --head " + num(v.at("Head")) +
-                                                    ": query heads are shared by whole groups");
-    require(v.at("KVHead") % tp == 0, "--kvhead " + num(v.at("KVHead")) +
-                                          " is not divisible by --tp " + num(tp) +
-                                          ": every tensor-parallel rank needs whole KV heads");
-  }
-  check_cp_algo(v, o, d, degree);
   check_mixers(d, v, o, degree);
   f.check_decoder(o, d, micro);
-  if (d.any(BlockKind::kMoe)) {
-    require(v.at("Experts") % ep == 0, "--experts " + num(v.at("Experts")) +
-                                           " is not divisible by --ep " + num(ep) +
-                                           ": every expert-parallel rank holds whole experts");
-    // Each expert of a rank is a part of the graph of its own (1,024 of one
-    // block take seconds).
-    constexpr int64_t kMaxExpertsPerRank = 1024;
-    require(v.at("Experts") / ep <= kMaxExpertsPerRank,
-            "--experts " + num(v.at("Experts")) + " / --ep " + num(ep) + " is " +
-                num(v.at("Experts") / ep) + " experts per rank: use at most " +
-                num(kMaxExpertsPerRank) + " (a larger --ep, or fewer --experts)");
-    require(v.at("KExperts") <= v.at("Experts"),
-            "--kexperts " + num(v.at("KExperts")) + " is larger than --experts " +
-                num(v.at("Experts")) + ": a token cannot pick more experts than exist");
-  }
+  check_mlps(d, v, o, degree);
 }
 
 // The dimensions only some blocks have (BlockSpec), bound when a block
@@ -122,20 +66,8 @@ void check_parallel_split(const expr::Values& values, const Options& o, const De
 void bind_block_dims(Workload& w, const Options& o) {
   const DecoderSpec& d = w.decoder;
   const auto& v = w.values.by_symbol;
-  std::vector<Dim> dims;
-  if (d.any(&BlockSpec::own_head_dim))
-    dims.push_back({"HeadDim", "--head_dim", o.head_dim, v.at("Dmodel") / v.at("Head")});
-  if (d.any(&BlockSpec::own_expert_width))
-    dims.push_back({"DffExpert", "--dff_expert", o.dff_expert, v.at("Dff")});
-  if (d.any(&BlockSpec::shared_experts))
-    dims.push_back({"SharedExperts", "--shared_experts", o.shared_experts, 1});
-  if (d.any(AttentionKind::kMla)) {  // DeepSeek-V3's by default
-    dims.push_back({"QLoraRank", "--q_lora_rank", o.q_lora_rank, 1536});
-    dims.push_back({"KvLoraRank", "--kv_lora_rank", o.kv_lora_rank, 512});
-    dims.push_back({"QkNopeDim", "--qk_nope_head_dim", o.qk_nope_dim, 128});
-    dims.push_back({"QkRopeDim", "--qk_rope_head_dim", o.qk_rope_dim, 64});
-    dims.push_back({"VHeadDim", "--v_head_dim", o.v_head_dim, 128});
-  }
+  std::vector<Dim> dims = mixer_dims(d, v, o);
+  for (const Dim& m : mlp_dims(d, v, o)) dims.push_back(m);
   bind_dims(w, dims);
 }
 
@@ -144,17 +76,11 @@ void note_unread(Workload& w, const Options& o, const Family& family) {
   auto note = [&](bool given, const std::string& flag) {
     if (given) w.notes.push_back(flag + " has no effect with --model_type " + family.name);
   };
-  note(o.head_dim.has_value() && !w.decoder.any(&BlockSpec::own_head_dim), "--head_dim");
+  note_unread_mixers(w.decoder, o, family.name, w.notes);
   // The MoE families lay out their blocks with them (families/expert_layout.h).
   note(o.dff_expert.has_value() && !family.reads_experts, "--dff_expert");
   note(o.shared_experts.has_value() && !family.reads_experts, "--shared_experts");
   note(o.dense_blocks.has_value() && !family.reads_experts, "--dense_blocks");
-  const bool mla = w.decoder.any(AttentionKind::kMla);
-  note(!mla && o.q_lora_rank.has_value(), "--q_lora_rank");
-  note(!mla && o.kv_lora_rank.has_value(), "--kv_lora_rank");
-  note(!mla && o.qk_nope_dim.has_value(), "--qk_nope_head_dim");
-  note(!mla && o.qk_rope_dim.has_value(), "--qk_rope_head_dim");
-  note(!mla && o.v_head_dim.has_value(), "--v_head_dim");
 }
 
 // --mtp_depth modules after the last block, each with a block like the
@@ -165,7 +91,6 @@ void add_mtp_modules(DecoderSpec& d, const Options& o) {
       depth >= 0 && depth <= kMaxStacks,
       "--mtp_depth " + num(depth) + " is not valid: use an integer from 0 to " + num(kMaxStacks));
   BlockSpec module = d.blocks.back();
-  module.mtp_block = module.kind;
   module.kind = BlockKind::kMtp;
   d.mtp.assign(static_cast<size_t>(depth), module);
 }
@@ -278,8 +203,6 @@ Workload decoder_workload(const Options& o, const frameworks::Framework& f, cons
           "--tpsp 0 is not available for --model_type moe: its layouts need "
           "sequence-sharded activations (use --tpsp 1)");
   check_parallel_split(w.values, o, w.decoder, degree, micro, tpsp, f);
-  if (!w.decoder.any(AttentionKind::kGqa))
-    note(o.kvhead.has_value(), "--kvhead (grouped-query attention is --model_type llama)");
   w.zero_stage = zero_stage(o);
   const PartChoices choices = f.decoder_parts(o, w.decoder, w.zero_stage);
   // Under DualPipeV the first and the last part share stage 0.

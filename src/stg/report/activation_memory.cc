@@ -14,14 +14,13 @@ using graph::Tensor;
 
 namespace {
 
+double value(const expr::Values& values, const std::string& symbol, double fallback) {
+  return bound_value(values, symbol, fallback);
+}
+
 double degree(const mesh::Mesh& mesh, mesh::AxisKind kind) {
   const int a = mesh.find(kind);
   return a < 0 ? 1 : static_cast<double>(mesh.axis(a).degree);
-}
-
-double value(const expr::Values& values, const std::string& symbol, double fallback) {
-  const auto it = values.by_symbol.find(symbol);
-  return it == values.by_symbol.end() ? fallback : static_cast<double>(it->second);
 }
 
 // Sequences of one micro-batch on one rank: Megatron's micro-batch size.
@@ -45,75 +44,19 @@ double block_activation_bytes(const mesh::Mesh& mesh, const expr::Values& values
   const double t = degree(mesh, mesh::AxisKind::kTensor);
   const double s = value(values, "Seq", 1) / degree(mesh, mesh::AxisKind::kSequence);
   const double b = rank_micro_batch(mesh, values);
-  const double h = value(values, "Dmodel", 1), f = value(values, "Dff", 1);
-  const double sbh = s * b * h, sbf = s * b * f;
-  if (o.recompute == Recompute::kFull)  // the block input (an MTP module's two), 2 bytes
-    return (block.mtp_module ? 4 : 2) * sbh / (o.sequence_parallel ? t : 1);
-  // Korthikanti et al. §4.1 count, per element kept for the backward pass
-  // (2 bytes, 1 for a dropout mask). gpt: 34·sbh = 10·sbh that tensor
-  // parallelism alone does not split + 24·sbh that it does.
-  const double kv = block.grouped_query ? value(values, "KVHead", 1) / value(values, "Head", 1) : 1;
-  const double norms = 4 * sbh;                      // the inputs of the two norms
-  const double block_inputs = 4 * sbh;               // the QKV and the MLP input (norm outputs)
-  const double masks = block.dropout ? 2 * sbh : 0;  // two dropouts, GPT-3 only
-  // An MTP module: its two inputs and the joined pair (2h wide).
-  const double mtp = block.mtp_module ? 2 * sbh + 2 * sbh + 4 * sbh : 0;
-  double attention = 2 * sbh         // Q
-                     + 4 * sbh * kv  // K and V
-                     + 2 * sbh;      // the attention output (the projection's input)
-  if (block.own_head_dim || block.qk_norm) {
-    // Q (and the output) of Head x HeadDim, K and V of KVHead x HeadDim.
-    const double heads = value(values, "Head", 1);
-    const double head_dim = block.own_head_dim ? value(values, "HeadDim", 1) : h / heads;
-    const double q_width = heads * head_dim;
-    const double kv_width = (block.grouped_query ? value(values, "KVHead", 1) : heads) * head_dim;
-    attention = s * b * (2 * q_width + 4 * kv_width + 2 * q_width);
-    if (block.qk_norm) attention += s * b * (2 * q_width + 2 * kv_width);  // the norms' inputs
+  ActivationBytes sum;
+  for (const ActivationTerm& term : block.terms) {
+    const ActivationBytes a = term.of(term.options, values, s, b);
+    sum.replicated += a.replicated;
+    sum.split += a.split;
+    sum.whole += a.whole;
+    sum.recomputed += a.recomputed;
   }
-  double latents = 0;  // whole on every tp rank
-  if (block.latent_attention) {
-    const double heads = value(values, "Head", 1);
-    const double q_rank = value(values, "QLoraRank", 1), kv_rank = value(values, "KvLoraRank", 1);
-    const double nope = value(values, "QkNopeDim", 1), rope = value(values, "QkRopeDim", 1);
-    const double v_dim = value(values, "VHeadDim", 1);
-    // The latents before and after their norms (the down projections'
-    // outputs, the up projections' inputs), with the shared rotary key.
-    latents = 2 * s * b * (2 * q_rank + (kv_rank + rope) + kv_rank);
-    // Q and K of nope + rope dims, V and the attention output of v dims.
-    attention = 2 * s * b * heads * (2 * (nope + rope) + 2 * v_dim);
-  }
-  if (block.mixer) {
-    const MixerActivations m = block.mixer(block.mixer_options, s, b);
-    attention = m.split;
-    latents = m.whole;
-  }
-  double mlp = 0;
-  double gathered = 0;  // held whole on every tp rank, with or without sequence parallelism
-  switch (block.mlp) {
-    case BlockActivations::Mlp::kSwiglu:  // fused SwiGLU: its [gate|up] input and its output
-      mlp = 6 * sbf;
-      break;
-    case BlockActivations::Mlp::kExperts: {  // k experts per token
-      const double k = value(values, "KExperts", 1);
-      const double sbf_e = block.own_expert_width ? s * b * value(values, "DffExpert", 1) : sbf;
-      gathered = 2 * k * sbh;  // the dispatched tokens, gathered over tp
-      // GeLU in and out, or SwiGLU's [gate|up] and output (f split over
-      // tp), and the expert outputs.
-      mlp = k * ((block.gated_experts ? 6 : 4) * sbf_e + 2 * sbh);
-      if (block.shared_experts)  // SwiGLU over every token
-        mlp += 6 * sbf_e * value(values, "SharedExperts", 1);
-      break;
-    }
-    case BlockActivations::Mlp::kGelu:  // GeLU input and output
-      mlp = 4 * sbf;
-      break;
-  }
-  const double replicated = norms + block_inputs + masks + mtp;
-  const double split = attention + mlp;
+  if (o.recompute == Recompute::kFull) return sum.recomputed / (o.sequence_parallel ? t : 1);
   // Selective recomputation drops the attention's score matrices
   // (5·a·s²·b), which a fused attention kernel never stores: no change.
-  return gathered + latents +
-         (o.sequence_parallel ? (replicated + split) / t : replicated + split / t);
+  return sum.whole +
+         (o.sequence_parallel ? (sum.replicated + sum.split) / t : sum.replicated + sum.split / t);
 }
 
 std::vector<MemoryTerm> mixed_precision_weight_terms(const graph::Graph& g,
@@ -174,13 +117,18 @@ std::vector<StageMemory> activation_memory_by_stage(const graph::Graph& g, const
   for (const MemoryTerm& t : mixed_precision_weight_terms(g, o, [&](int i) { return g[i].stage; }))
     part_bytes(stages[t.place], t.part) += term_bytes(t, elements(g, t.tensor, values), 1);
 
-  // Blocks of one kind are counted together, so that a list of like
+  // Blocks of equal bytes are counted together, so that a list of like
   // blocks gives the product count x bytes.
-  std::vector<std::pair<BlockActivations, double>> kinds;
-  for (const BlockActivations& b : o.blocks)
-    if (std::find_if(kinds.begin(), kinds.end(), [&](const auto& k) { return k.first == b; }) ==
-        kinds.end())
-      kinds.push_back({b, block_activation_bytes(mesh, values, o, b)});
+  std::vector<double> bytes_of;  // by block
+  std::vector<double> kinds;     // the distinct bytes, in the blocks' order
+  for (size_t i = 0; i < o.blocks.size(); ++i) {
+    const auto same = std::find(o.blocks.begin(), o.blocks.begin() + i, o.blocks[i]);
+    bytes_of.push_back(same == o.blocks.begin() + i
+                           ? block_activation_bytes(mesh, values, o, o.blocks[i])
+                           : bytes_of[same - o.blocks.begin()]);
+    if (std::find(kinds.begin(), kinds.end(), bytes_of.back()) == kinds.end())
+      kinds.push_back(bytes_of.back());
+  }
   const auto [logits, last_inputs, first_mask] = end_activation_bytes(mesh, values, o);
   for (int st = 0; st < pp; ++st) {
     StageMemory& m = stages[st];
@@ -197,9 +145,9 @@ std::vector<StageMemory> activation_memory_by_stage(const graph::Graph& g, const
     m.logits = last * logits * m.in_flight;
     const double ends = last * last_inputs + first * first_mask;
     double held = 0;  // the stage's blocks, kind by kind
-    for (const auto& [kind, bytes] : kinds) {
+    for (const double bytes : kinds) {
       int count = 0;
-      for (int block : blocks[st]) count += o.blocks.at(block) == kind;
+      for (int block : blocks[st]) count += bytes_of.at(block) == bytes;
       if (count > 0) held += count * bytes;
     }
     m.activations = (held + ends) * m.in_flight + m.logits;

@@ -32,38 +32,34 @@
 
 namespace stg::report {
 
-// A mixer row's own activations (models/mixers/mixer_row.h): the bytes it
-// keeps for the backward pass of one micro-batch of `seq` tokens of `batch`
-// sequences on a rank, split over tp and held whole.
-struct MixerActivations {
-  double split = 0, whole = 0;
+// What one component of a block (its frame, its mixer, its MLP; the rows
+// of models/mixers/mixer_row.h) keeps for the backward pass of one
+// micro-batch of `seq` tokens of `batch` sequences on a rank, in bytes:
+// tensors sequence parallelism splits over tp (`replicated` without it),
+// tensors tp splits, tensors held whole on every tp rank, and what full
+// recomputation keeps (the block's inputs; sequence-split like `replicated`).
+struct ActivationBytes {
+  double replicated = 0, split = 0, whole = 0, recomputed = 0;
 };
-using MixerActivationsOf = MixerActivations (*)(const std::vector<int64_t>& options, double seq,
-                                                double batch);
+using ActivationTermOf = ActivationBytes (*)(const std::vector<int64_t>& options,
+                                             const expr::Values& values, double seq, double batch);
+// A component's term: its formula and the block's options of it.
+struct ActivationTerm {
+  ActivationTermOf of = nullptr;
+  std::vector<int64_t> options = {};
+  bool operator==(const ActivationTerm&) const = default;
+};
 
-// What the count of Korthikanti et al. needs to know of one block (the
-// models' block kinds and parts, models/blocks/block_spec.h).
+// A bound dimension by its symbol, or `fallback` when it is not bound.
+inline double bound_value(const expr::Values& values, const std::string& symbol, double fallback) {
+  const auto it = values.by_symbol.find(symbol);
+  return it == values.by_symbol.end() ? fallback : static_cast<double>(it->second);
+}
+
+// One block for the count of Korthikanti et al.: the terms of its
+// components, summed (no block kinds known here).
 struct BlockActivations {
-  enum class Mlp { kGelu, kSwiglu, kExperts };  // two matrices, fused SwiGLU, k experts
-  bool grouped_query = false;                   // K and V of KVHead heads
-  bool dropout = false;                         // GPT-3's two dropout masks
-  Mlp mlp = Mlp::kGelu;
-  // The 2025-26 blocks (models/blocks/block_spec.h): heads of HeadDim,
-  // per-head q/k norms (their inputs kept), SwiGLU experts of DffExpert,
-  // SharedExperts shared experts (SwiGLU).
-  bool own_head_dim = false, qk_norm = false;
-  bool gated_experts = false, own_expert_width = false, shared_experts = false;
-  // Multi-head latent attention: its compressed latents (normed, whole on
-  // every tp rank) and its per-head Q, K, V of their own dims.
-  bool latent_attention = false;
-  // A multi-token prediction module around the block: its two inputs (the
-  // previous hidden state and the shifted tokens' embedding) before their
-  // norms, and the joined normed pair the projection reads.
-  bool mtp_module = false;
-  // A mixer row's activations in place of the attention's (null: attention),
-  // with the block's options of the row.
-  MixerActivationsOf mixer = nullptr;
-  std::vector<int64_t> mixer_options = {};
+  std::vector<ActivationTerm> terms;
   bool operator==(const BlockActivations&) const = default;
 };
 

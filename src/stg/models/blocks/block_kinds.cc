@@ -6,8 +6,7 @@ namespace stg::models {
 
 const BlockKindInfo& block_kind(BlockKind kind) {
   static const BlockKindInfo kinds[] = {
-      {BlockKind::kDense, "dense", dense_block},
-      {BlockKind::kMoe, "moe", moe_block},
+      {BlockKind::kBlock, "block", mixer_mlp_block},
       {BlockKind::kMtp, "mtp", mtp_module},
   };
   for (const BlockKindInfo& k : kinds)

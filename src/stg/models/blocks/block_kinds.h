@@ -9,6 +9,7 @@
 #include "stg/models/parts/context_parallel.h"
 #include "stg/models/parts/kv_cache.h"
 #include "stg/models/parts/part_choices.h"
+#include "stg/report/activation_memory.h"
 
 namespace stg::models {
 
@@ -30,10 +31,14 @@ struct BlockKindInfo {
 };
 
 // The builders, one file each.
-graph::Graph dense_block(const BlockSpec& spec, const BlockContext& context);
-graph::Graph moe_block(const BlockSpec& spec, const BlockContext& context);
+graph::Graph mixer_mlp_block(const BlockSpec& spec, const BlockContext& context);
 graph::Graph mtp_module(const BlockSpec& spec, const BlockContext& context);  // mtp_module.h
 
 const BlockKindInfo& block_kind(BlockKind kind);
+
+// The block's activation terms for the Megatron-LM memory report (its
+// frame's, with GPT-3's `dropout` masks, its mixer row's and its MLP's;
+// block_activations.cc).
+report::BlockActivations block_activations(const BlockSpec& spec, bool dropout);
 
 }  // namespace stg::models

@@ -12,44 +12,37 @@
 namespace stg::models {
 
 struct MixerRow;  // models/mixers/mixer_row.h
+struct MlpRow;    // models/mlps/mlp_row.h
 
-// Attention parts (models/parts/attention.h): multi-head, grouped-query
-// (KVHead key/value heads shared by groups of query heads), or multi-head
-// latent attention (DeepSeek-V2/V3, models/parts/mla.h: queries, keys and
-// values from low-rank compressions of the input).
-enum class AttentionKind { kMha, kGqa, kMla };
-// The dense MLP part (models/parts/mlp.h): two matrices, or gated (up,
-// gate, down; LLaMA's SwiGLU).
-enum class MlpKind { kPlain, kGated };
-// Block kinds (models/blocks/block_kinds.h): attention then a dense MLP,
-// attention then a router and experts, or a multi-token prediction module
+// The row of the default block's mixer: multi-head attention
+// (models/mixers/mha_attention.cc).
+const MixerRow* default_mixer();
+// The row of the default block's MLP: a dense MLP of two matrices
+// (models/mlps/dense_mlp.cc).
+const MlpRow* default_mlp();
+
+// Block kinds (models/blocks/block_kinds.h): a block (its mixer, then its
+// MLP: the frame of blocks/frame.h), or a multi-token prediction module
 // (DeepSeek-V3 §2.2, blocks/mtp_module.h: the previous depth's hidden state
 // and the next token's embedding, each normed, joined and projected, then
-// a block of kind `mtp_block` and a final norm before the shared head).
-enum class BlockKind { kDense, kMoe, kMtp };
+// the spec's block and a final norm before the shared head). kMoe is no
+// kind of block: DecoderSpec::any(kMoe) asks whether a block's MLP row
+// routes tokens to experts (kept for sweep/sweep.cc; any_experts() is the
+// same).
+enum class BlockKind { kBlock, kMtp, kMoe };
 
 struct BlockSpec {
-  BlockKind kind = BlockKind::kDense;
-  AttentionKind attention = AttentionKind::kMha;
-  MlpKind mlp = MlpKind::kPlain;  // the dense MLP, or each expert's
-  // Attention details (Qwen): heads of HeadDim (else Dmodel/Head), biases
-  // on the Q, K and V projections (Qwen2), an RMSNorm over each head of Q
-  // and K (Qwen3).
-  bool own_head_dim = false;
-  bool qkv_bias = false;
-  bool qk_norm = false;
-  // MoE blocks: experts of DffExpert (else Dff) wide; SharedExperts experts
-  // that every token passes through besides its routed ones.
-  bool own_expert_width = false;
-  bool shared_experts = false;
-  // kMtp: the kind of the module's transformer block (the other fields
-  // describe its parts).
-  BlockKind mtp_block = BlockKind::kDense;
-  // A mixer of a component row in place of the attention above (null: the
-  // attention part), with the row's options for this block (e.g. the
-  // window); the attention fields still describe its projections.
-  const MixerRow* mixer = nullptr;
+  BlockKind kind = BlockKind::kBlock;
+  // The block's mixer (models/mixers/mixer_row.h: multi-head or latent
+  // attention, a windowed attention, a Mamba-2 mixer), with the row's
+  // options for this block (e.g. grouped-query heads, the window).
+  const MixerRow* mixer = default_mixer();
   std::vector<int64_t> mixer_options = {};
+  // The block's MLP (models/mlps/mlp_row.h: a dense MLP, routed experts;
+  // null: none), with the row's options for this block (e.g. gated, shared
+  // experts).
+  const MlpRow* mlp = default_mlp();
+  std::vector<int64_t> mlp_options = {};
   bool operator==(const BlockSpec&) const = default;
 };
 
@@ -64,17 +57,12 @@ struct DecoderSpec {
   // embedding (--tie_embeddings).
   bool tied_embeddings = false;
 
+  // Whether a block's MLP row routes tokens to experts (mlp_rows.cc).
+  bool any_experts() const;
   bool any(BlockKind k) const {
+    if (k == BlockKind::kMoe) return any_experts();
     return std::any_of(blocks.begin(), blocks.end(),
                        [&](const BlockSpec& b) { return b.kind == k; });
-  }
-  // Whether any block has the property `p` (e.g. &BlockSpec::qk_norm).
-  bool any(bool BlockSpec::*p) const {
-    return std::any_of(blocks.begin(), blocks.end(), [&](const BlockSpec& b) { return b.*p; });
-  }
-  bool any(AttentionKind a) const {
-    return std::any_of(blocks.begin(), blocks.end(),
-                       [&](const BlockSpec& b) { return b.attention == a; });
   }
 };
 

@@ -17,19 +17,27 @@ void sum_gradients(Graph& g, const std::string& target, const std::string& a,
   t.x2_hidden = t.x1_hidden;
 }
 
-Graph frame_block(const Layout& l, const Graph& attention_module, const Graph& ffn,
-                  const FfnPorts& ports, const PartChoices& choices) {
+Graph frame_block(const Layout& l, const Graph& mixer, const Graph* ffn, const FfnPorts& ports,
+                  const PartChoices& choices) {
+  // The mixer's slot keeps the name of the attention it held first; without
+  // an MLP its residual is the block's output.
+  const std::string res = ffn ? "mha_res." : "ffn_res.";
   Graph g;
   g.append(layer_norm(l), "input_norm.", {}, {});
-  g.append(attention_module, "mha.", {}, {});
-  g.append(residual(l), "mha_res.", {}, {});
-  g.append(layer_norm(l), "post_attn_norm.", {}, {});
-  g.append(ffn, ports.prefix, {}, {});
-  g.append(residual(l), "ffn_res.", {}, {});
+  g.append(mixer, "mha.", {}, {});
+  g.append(residual(l), res, {}, {});
   g.link("input_norm.y", "mha.x");
-  g.link("mha.o", "mha_res.x1");
-  g.link("input_norm.x", "mha_res.x2");
-  g.link("mha_res.dx1", "mha.do");
+  g.link("mha.o", res + "x1");
+  g.link("input_norm.x", res + "x2");
+  g.link(res + "dx1", "mha.do");
+  if (!ffn) {
+    sum_gradients(g, "input_norm.dy", "mha.dx", res + "dx2");
+    flatten_block_weights(g, choices.reduce_per_step, choices.expert_data_symbol);
+    return g;
+  }
+  g.append(layer_norm(l), "post_attn_norm.", {}, {});
+  g.append(*ffn, ports.prefix, {}, {});
+  g.append(residual(l), "ffn_res.", {}, {});
   g.link("mha_res.y", "post_attn_norm.x");
   g.link("post_attn_norm.dx", "mha_res.dy");
   g.link("post_attn_norm.y", ports.x);

@@ -1,7 +1,8 @@
-// The frame every block kind shares: input norm, attention, residual,
-// post-attention norm, the kind's MLP (dense, or router and experts),
-// residual; its weights flattened for FSDP (models/flat_weights.h). The
-// decoder links blocks by the frame's names (input_norm.x, ffn_res.y).
+// The frame every block kind shares: input norm, the block's mixer,
+// residual, then (when the block has an MLP) post-mixer norm, the MLP
+// (dense, or router and experts), residual; its weights flattened for FSDP
+// (models/flat_weights.h). The decoder links blocks by the frame's names
+// (input_norm.x, ffn_res.y).
 #pragma once
 
 #include <string>
@@ -24,8 +25,9 @@ struct FfnPorts {
 void sum_gradients(graph::Graph& g, const std::string& target, const std::string& a,
                    const std::string& b);
 
-graph::Graph frame_block(const Layout& l, const graph::Graph& attention_module,
-                         const graph::Graph& ffn, const FfnPorts& ports,
-                         const PartChoices& choices);
+// `ffn` null: a block of its mixer alone (a Mamba block of Nemotron-H),
+// whose one residual is the block's output (ffn_res, as in every block).
+graph::Graph frame_block(const Layout& l, const graph::Graph& mixer, const graph::Graph* ffn,
+                         const FfnPorts& ports, const PartChoices& choices);
 
 }  // namespace stg::models

@@ -1,6 +1,7 @@
 #include "stg/models/blocks/mtp_module.h"
 
 #include "stg/models/flat_weights.h"
+#include "stg/models/mlps/mlp_row.h"
 #include "stg/models/parts/dims.h"
 #include "stg/models/parts/norms.h"
 
@@ -58,9 +59,9 @@ Graph projection(const Layout& l, const PartChoices& choices) {
 
 Graph mtp_module(const BlockSpec& spec, const BlockContext& c) {
   BlockSpec inner = spec;
-  inner.kind = spec.mtp_block;
-  // The experts' layouts need sequence-sharded activations (as moe_block).
-  const Layout l(c.tpsp || inner.kind == BlockKind::kMoe);
+  inner.kind = BlockKind::kBlock;
+  // The experts' layouts need sequence-sharded activations (as the block).
+  const Layout l(c.tpsp || (inner.mlp && inner.mlp->experts));
   Graph g;
   g.append(projection(l, c.choices), "", {}, {});
   g.append(block_kind(inner.kind).build(inner, c), "block.", {}, {});

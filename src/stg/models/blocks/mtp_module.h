@@ -3,8 +3,8 @@
 // the previous depth's hidden state (the last block's for depth 1) and the
 // embedding of the token k positions ahead. Each is normed, the two are
 // joined (2 x Dmodel) and projected back to Dmodel by `eh_proj`
-// [2 Dmodel, Dmodel], then one transformer block of the spec's `mtp_block`
-// kind and a final norm feed the output layer. The embedding and the
+// [2 Dmodel, Dmodel], then one block of the spec's mixer and MLP and a
+// final norm feed the output layer. The embedding and the
 // output layer are the model's (models/parts/mtp_vocabulary.h), not the
 // module's. `eh_proj` is split by its output columns over tp (as
 // Megatron-LM's); norms hold no weights, as elsewhere in stg.

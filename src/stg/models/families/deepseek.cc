@@ -8,14 +8,18 @@
 
 #include "stg/models/families/expert_layout.h"
 #include "stg/models/families/family.h"
+#include "stg/models/mixers/mixer_row.h"
+#include "stg/models/mlps/mlp_row.h"
 
 namespace stg::models {
 namespace {
 
 DecoderSpec decoder(const Options& o, int num_blocks) {
-  DecoderSpec d =
-      expert_layout(o, num_blocks, {BlockKind::kDense, AttentionKind::kMla, MlpKind::kGated},
-                    {BlockKind::kMoe, AttentionKind::kMla, MlpKind::kGated});
+  BlockSpec dense, moe;
+  moe.mlp = &experts_row();
+  dense.mlp_options = moe.mlp_options = {1};  // gated
+  dense.mixer = moe.mixer = &mla_row();
+  DecoderSpec d = expert_layout(o, num_blocks, dense, moe);
   d.tied_embeddings = o.model_tied_embeddings.value_or(false);
   return d;
 }

@@ -2,6 +2,9 @@
 
 #include <string>
 
+#include "stg/models/blocks/block_pattern.h"
+#include "stg/models/parts/moe.h"
+
 namespace stg::models {
 
 DecoderSpec expert_layout(const Options& o, int num_blocks, const BlockSpec& dense, BlockSpec moe) {
@@ -10,11 +13,12 @@ DecoderSpec expert_layout(const Options& o, int num_blocks, const BlockSpec& den
     throw UsageError("--dense_blocks " + std::to_string(first_dense) +
                      " is not valid: use 0 to --num_stacks " + std::to_string(num_blocks) +
                      " (the first blocks dense, the rest MoE)");
-  moe.own_expert_width = moe.own_expert_width || o.dff_expert.has_value();
-  moe.shared_experts = o.shared_experts.value_or(0) > 0;
+  ExpertOptions e = ExpertOptions::of(moe.mlp_options);
+  e.own_width = e.own_width || o.dff_expert.has_value();
+  e.shared = o.shared_experts.value_or(0) > 0;
+  moe.mlp_options = e.list();
   DecoderSpec d;
-  d.blocks.assign(static_cast<size_t>(first_dense), dense);
-  d.blocks.resize(static_cast<size_t>(num_blocks), moe);
+  d.blocks = BlockPattern{.first = first_dense}.blocks(static_cast<size_t>(num_blocks), dense, moe);
   return d;
 }
 

@@ -7,7 +7,7 @@ namespace {
 
 DecoderSpec decoder(const Options&, int num_blocks) {
   DecoderSpec d;
-  d.blocks.assign(num_blocks, {BlockKind::kDense, AttentionKind::kMha, MlpKind::kPlain});
+  d.blocks.assign(num_blocks, BlockSpec{});
   d.dropout = true;
   d.tied_embeddings = true;
   return d;

@@ -1,13 +1,17 @@
 // LLaMA (and Mistral): grouped-query attention and a gated MLP in every
 // block; untied embeddings.
 #include "stg/models/families/family.h"
+#include "stg/models/parts/attention.h"
 
 namespace stg::models {
 namespace {
 
 DecoderSpec decoder(const Options&, int num_blocks) {
   DecoderSpec d;
-  d.blocks.assign(num_blocks, {BlockKind::kDense, AttentionKind::kGqa, MlpKind::kGated});
+  BlockSpec block;
+  block.mlp_options = {1};  // gated
+  block.mixer_options = AttentionOptions{.grouped = true}.list();
+  d.blocks.assign(num_blocks, block);
   return d;
 }
 

@@ -2,6 +2,8 @@
 // Experts experts, KExperts chosen per token, in every block.
 #include "stg/models/families/expert_layout.h"
 #include "stg/models/families/family.h"
+#include "stg/models/mlps/mlp_row.h"
+#include "stg/models/parts/attention.h"
 
 namespace stg::models {
 namespace {
@@ -9,8 +11,11 @@ namespace {
 DecoderSpec decoder(const Options& o, int num_blocks) {
   // The later reference's experts are two-matrix MLPs; --dense_blocks,
   // --dff_expert and --shared_experts as the flags say (none by default).
-  return expert_layout(o, num_blocks, {BlockKind::kDense, AttentionKind::kGqa, MlpKind::kGated},
-                       {BlockKind::kMoe, AttentionKind::kGqa, MlpKind::kPlain});
+  BlockSpec dense, moe;
+  dense.mlp_options = {1};  // gated
+  moe.mlp = &experts_row();
+  dense.mixer_options = moe.mixer_options = AttentionOptions{.grouped = true}.list();
+  return expert_layout(o, num_blocks, dense, moe);
 }
 
 HfDims read_hf(const HfConfig& cfg) {

@@ -3,13 +3,15 @@
 // hidden_size / num_attention_heads; tied embeddings as the config says
 // (the small models tie them, 7B and up do not).
 #include "stg/models/families/family.h"
+#include "stg/models/parts/attention.h"
 
 namespace stg::models {
 namespace {
 
 DecoderSpec decoder(const Options& o, int num_blocks) {
-  BlockSpec block{BlockKind::kDense, AttentionKind::kGqa, MlpKind::kGated};
-  block.qkv_bias = true;
+  BlockSpec block;
+  block.mlp_options = {1};  // gated
+  block.mixer_options = AttentionOptions{.grouped = true, .qkv_bias = true}.list();
   DecoderSpec d;
   d.blocks.assign(num_blocks, block);
   d.tied_embeddings = o.model_tied_embeddings.value_or(false);

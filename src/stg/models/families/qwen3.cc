@@ -10,7 +10,7 @@ namespace {
 
 DecoderSpec decoder(const Options& o, int num_blocks) {
   DecoderSpec d;
-  d.blocks.assign(num_blocks, qwen3_block(BlockKind::kDense));
+  d.blocks.assign(num_blocks, qwen3_block(false));
   d.tied_embeddings = o.model_tied_embeddings.value_or(false);
   return d;
 }

@@ -1,11 +1,15 @@
 #include "stg/models/families/qwen3_fields.h"
 
+#include "stg/models/mlps/mlp_row.h"
+#include "stg/models/parts/attention.h"
+
 namespace stg::models {
 
-BlockSpec qwen3_block(BlockKind kind) {
-  BlockSpec b{kind, AttentionKind::kGqa, MlpKind::kGated};
-  b.own_head_dim = true;
-  b.qk_norm = true;
+BlockSpec qwen3_block(bool experts) {
+  BlockSpec b;
+  b.mlp = experts ? &experts_row() : &dense_mlp_row();
+  b.mlp_options = {1};  // gated
+  b.mixer_options = AttentionOptions{.grouped = true, .own_head_dim = true, .qk_norm = true}.list();
   return b;
 }
 

@@ -9,7 +9,7 @@ namespace stg::models {
 
 // A Qwen3 block of `kind`: grouped-query attention with heads of HeadDim
 // and per-head q/k RMSNorm, gated MLP (or gated experts).
-BlockSpec qwen3_block(BlockKind kind);
+BlockSpec qwen3_block(bool experts);
 
 // hidden_size, intermediate_size, num_attention_heads, num_key_value_heads,
 // head_dim (absent: 128, the configuration class's default), num_hidden_layers,

@@ -12,8 +12,7 @@ namespace stg::models {
 namespace {
 
 DecoderSpec decoder(const Options& o, int num_blocks) {
-  DecoderSpec d =
-      expert_layout(o, num_blocks, qwen3_block(BlockKind::kDense), qwen3_block(BlockKind::kMoe));
+  DecoderSpec d = expert_layout(o, num_blocks, qwen3_block(false), qwen3_block(true));
   d.tied_embeddings = o.model_tied_embeddings.value_or(false);
   return d;
 }

@@ -24,6 +24,7 @@
 // K-1 inputs (H·P + 2·G·N each) instead of a KV cache; a decode step reads
 // and rewrites them and costs 4·H·P·N FLOPs per token (the state update
 // h = exp(dt·A)·h + dt·x·B^T and the output C·h, a multiply-add each).
+#include "stg/models/blocks/block_pattern.h"
 #include "stg/models/flag_binding.h"
 #include "stg/models/hf_fields.h"
 #include "stg/models/mixers/mixer_row.h"
@@ -89,14 +90,16 @@ void place(DecoderSpec& d, const std::map<std::string, int64_t>& v, const Option
   const int64_t period = flag_or(o, kPeriod, 0), offset = flag_or(o, kOffset, 0);
   require(period == 0 || offset < period,
           "--attention_offset " + num(offset) + " is not below --attention_period " + num(period));
+  const BlockPattern attention{.period = period, .offset = offset};
   for (size_t i = 0; i < d.blocks.size(); ++i) {
-    if (period > 0 && static_cast<int64_t>(i) % period == offset) continue;  // attention
+    if (attention.has(i)) continue;
     d.blocks[i].mixer = &kMamba2;
     d.blocks[i].mixer_options = options;
   }
 }
 
-void check(const std::map<std::string, int64_t>& v, const Options& o, const mesh::Degrees& degree) {
+void check(const std::vector<int64_t>&, const std::map<std::string, int64_t>& v, const Options& o,
+           const mesh::Degrees& degree) {
   const int64_t tp = degree["tp"], cp = degree["sp"];
   require(cp == 1, "--mamba_state with --cp " + num(cp) +
                        ": stg does not model a scan split over the sequence; use --cp 1");
@@ -157,10 +160,11 @@ void read_hf(const HfConfig& cfg, std::map<std::string, int64_t>& flags) {
 // Megatron-LM's Mamba layer keeps, per token and rank (2 bytes each): the
 // in_proj output (z, x, B, C, dt), the convolution's output (x, B, C), the
 // scan's output and the gated norm's output (the out_proj input).
-report::MixerActivations activations(const std::vector<int64_t>& options, double s, double b) {
+report::ActivationBytes activations(const std::vector<int64_t>& options, const expr::Values&,
+                                    double s, double b) {
   const Mamba m(options);
   const double kept = static_cast<double>(m.projected() + m.channels() + 2 * m.inner());
-  return {2 * s * b * kept, 0};
+  return {.split = 2 * s * b * kept};
 }
 
 // The scan's forward FLOPs on a rank (see the top of the file).
@@ -322,6 +326,7 @@ const MixerRow kMamba2 = {
     read_hf,
     activations,
     build,
+    ServingState::kRecurrent,
 };
 
 }  // namespace

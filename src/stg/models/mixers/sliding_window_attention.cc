@@ -15,6 +15,7 @@
 // step reads W of them. Window blocks are otherwise full attention: the same
 // projections, tp split and fused kernel (whose activations do not depend on
 // the window).
+#include "stg/models/blocks/block_pattern.h"
 #include "stg/models/flag_binding.h"
 #include "stg/models/hf_fields.h"
 #include "stg/models/mixers/mixer_row.h"
@@ -65,19 +66,22 @@ void place(DecoderSpec& d, const std::map<std::string, int64_t>& v, const Option
                 num(o.serving->prompt_len) + " and the last decode step's context " + num(longest) +
                 ": stg infer models a window that the prompt fills; use --window <= " +
                 num(o.serving->prompt_len) + " or >= " + num(longest));
+  // Every N-th block keeps global attention: blocks N-1, 2N-1, ...
+  const BlockPattern global{.period = every, .offset = every - 1};
   for (size_t i = 0; i < d.blocks.size(); ++i) {
     BlockSpec& b = d.blocks[i];
-    const bool global = every > 0 && (static_cast<int64_t>(i) + 1) % every == 0;
-    if (global) continue;
-    require(b.attention != AttentionKind::kMla,
+    if (global.has(i)) continue;
+    require(b.mixer == &mha_row(),
             "--window applies to multi-head and grouped-query attention; this model's blocks use "
             "multi-head latent attention: drop --window");
+    // The window, then the attention's own options.
     b.mixer = &kSlidingWindow;
-    b.mixer_options = {*window};
+    b.mixer_options.insert(b.mixer_options.begin(), *window);
   }
 }
 
-void check(const std::map<std::string, int64_t>& v, const Options& o, const mesh::Degrees& degree) {
+void check(const std::vector<int64_t>&, const std::map<std::string, int64_t>&, const Options& o,
+           const mesh::Degrees& degree) {
   const int64_t cp = degree["sp"];
   if (cp == 1) return;
   // TransformerEngine's context parallelism runs a window with the
@@ -91,7 +95,6 @@ void check(const std::map<std::string, int64_t>& v, const Options& o, const mesh
     require(window % cp == 0, "--window " + num(window) + " is not divisible by --cp " + num(cp) +
                                   ": each context-parallel rank keeps a whole share of the "
                                   "window's KV cache");
-  (void)v;
 }
 
 // Mistral's sliding_window (null: none) and Gemma's sliding_window_pattern.
@@ -108,13 +111,21 @@ void read_hf(const HfConfig& cfg, std::map<std::string, int64_t>& flags) {
     flags[kGlobalEvery] = *every;
 }
 
+// A fused kernel keeps what full attention keeps.
+report::ActivationBytes activations(const std::vector<int64_t>& options, const expr::Values& values,
+                                    double s, double b) {
+  return mha_row().activations({options.begin() + 1, options.end()}, values, s, b);
+}
+
 graph::Graph build(const Layout& l, const BlockSpec& spec, const PartChoices& choices,
                    const ContextParallel& cp, const KvCache& kv) {
   const expr::Expr w = c(spec.mixer_options.at(0));
   // Per query: W keys; with the causal saving the band's W*S - W^2/2 pairs
   // over S queries.
   const expr::Expr causal = w - w * w / (c(2) * dims().seq);
-  return attention(l, spec, choices, cp, kv, AttentionSpan{w, causal, w});
+  const AttentionOptions a =
+      AttentionOptions::of({spec.mixer_options.begin() + 1, spec.mixer_options.end()});
+  return attention(l, a, choices, cp, kv, AttentionSpan{w, causal, w});
 }
 
 const MixerRow kSlidingWindow = {
@@ -130,8 +141,14 @@ const MixerRow kSlidingWindow = {
     place,
     check,
     read_hf,
-    nullptr,  // a fused kernel keeps what full attention keeps
+    activations,
     build,
+    ServingState::kKvCache,
+    nullptr,
+    nullptr,
+    nullptr,
+    mha_row,  // its options after the window: the attention's
+    1,
 };
 
 }  // namespace

@@ -2,9 +2,7 @@
 
 #include <string>
 
-#include "stg/models/mixers/mixer_row.h"
 #include "stg/models/parts/dims.h"
-#include "stg/models/parts/mla.h"
 
 namespace stg::models {
 
@@ -87,10 +85,19 @@ constexpr int kRmsNormOps = 4;
 
 }  // namespace
 
-Graph attention_projections(const Layout& l, const BlockSpec& spec) {
+AttentionOptions AttentionOptions::of(const std::vector<int64_t>& o) {
+  auto at = [&](size_t i) { return i < o.size() && o[i] != 0; };
+  return {at(0), at(1), at(2), at(3)};
+}
+
+std::vector<int64_t> AttentionOptions::list() const {
+  return {grouped, own_head_dim, qkv_bias, qk_norm};
+}
+
+Graph attention_projections(const Layout& l, const AttentionOptions& spec) {
   using namespace typed;
   const Dims& d = dims();
-  const bool gqa = spec.attention == AttentionKind::kGqa;
+  const bool gqa = spec.grouped;
   const expr::Expr& hd = spec.own_head_dim ? d.own_head_dim : d.head_dim;
   const expr::Expr qkv_heads = gqa ? (d.heads + c(2) * d.kv_heads) / d.tp : c(3) * d.heads_tp;
   const expr::Expr& kv_heads = gqa ? d.kv_heads_tp : d.heads_tp;
@@ -173,17 +180,10 @@ void link_kernel(Graph& g, const std::string& kernel, const std::vector<std::str
   g.link("dattn", kernel + "dqkv");
 }
 
-Graph attention(const Layout& l, const BlockSpec& spec, const PartChoices& choices,
-                const ContextParallel& cp, const KvCache& kv) {
-  if (spec.mixer) return spec.mixer->build(l, spec, choices, cp, kv);
-  if (spec.attention == AttentionKind::kMla) return latent_attention(l, choices, cp, kv);
-  return attention(l, spec, choices, cp, kv, AttentionSpan{});
-}
-
-Graph attention(const Layout& l, const BlockSpec& spec, const PartChoices& choices,
+Graph attention(const Layout& l, const AttentionOptions& spec, const PartChoices& choices,
                 const ContextParallel& cp, const KvCache& kv, const AttentionSpan& span) {
   const Dims& d = dims();
-  const bool gqa = spec.attention == AttentionKind::kGqa;
+  const bool gqa = spec.grouped;
   const expr::Expr& hd = spec.own_head_dim ? d.own_head_dim : d.head_dim;
   const expr::Expr& kv_heads = gqa ? d.kv_heads_tp : d.heads_tp;
   const std::string q = spec.qk_norm ? "q_normed" : "q", k = spec.qk_norm ? "k_normed" : "k";

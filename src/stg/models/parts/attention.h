@@ -1,8 +1,7 @@
 // The attention parts of a block: a fused QKV projection, the attention
 // kernel (one op forward, one per gradient backward) and the output
 // projection. Multi-head attention, or grouped-query attention with KVHead
-// key/value heads (AttentionKind); heads of Dmodel/Head, or of HeadDim
-// (BlockSpec::own_head_dim); Qwen2's biases on Q, K and V and Qwen3's
+// key/value heads; heads of Dmodel/Head, or of HeadDim; Qwen2's biases on Q, K and V and Qwen3's
 // RMSNorm over each head of Q and K. Multi-head latent attention has its
 // own projections (models/parts/mla.h) around the same kernel.
 #pragma once
@@ -12,7 +11,6 @@
 #include <vector>
 
 #include "stg/graph/graph.h"
-#include "stg/models/blocks/block_spec.h"
 #include "stg/models/parts/context_parallel.h"
 #include "stg/models/parts/kernel_dims.h"
 #include "stg/models/parts/kv_cache.h"
@@ -20,6 +18,18 @@
 #include "stg/models/parts/part_choices.h"
 
 namespace stg::models {
+
+// Multi-head or grouped-query attention's options (its row's, a block's
+// mixer_options: models/mixers/mha_attention.cc): KVHead key/value heads
+// shared by groups of query heads, heads of HeadDim (else Dmodel/Head),
+// biases on the Q, K and V projections (Qwen2), an RMSNorm over each head
+// of Q and K (Qwen3).
+struct AttentionOptions {
+  bool grouped = false, own_head_dim = false, qkv_bias = false, qk_norm = false;
+  // From a block's options (empty: all false), and back.
+  static AttentionOptions of(const std::vector<int64_t>& options);
+  std::vector<int64_t> list() const;
+};
 
 // Tensors: q, k, v (in), qkv (out), their gradients dqkv (in), dq, dk, dv.
 // K and V all-gathered over the context-parallel axis (the reference's).
@@ -35,15 +45,7 @@ graph::Graph cp_attention_kernel(const KernelDims& k, const PartChoices& choices
 // the kernel, whose gradients arrive as dq_normed, dk_normed). Tensors: x,
 // o, do, dx; q, k, v for the kernel, its output attn, the gradients dq, dk,
 // dv it returns and dattn it reads.
-graph::Graph attention_projections(const Layout& l, const BlockSpec& spec);
-
-// Tensors: input x and output o in the activation layout, their gradients
-// do and dx; weights wqkv (and bqkv) and wo. The kernel crosses the
-// context-parallel axis as `cp` says (context_parallel.h). Serving (`kv`):
-// the prefill writes K and V into the block's KV cache, a decode step
-// appends its own and attends over the cache (kv_cache.h).
-graph::Graph attention(const Layout& l, const BlockSpec& spec, const PartChoices& choices = {},
-                       const ContextParallel& cp = {}, const KvCache& kv = {});
+graph::Graph attention_projections(const Layout& l, const AttentionOptions& a);
 
 // What bounds the tokens a query sees (unset: every token before it): the
 // keys it is charged for without and with the causal saving
@@ -54,10 +56,15 @@ struct AttentionSpan {
   std::optional<expr::Expr> keys = {}, causal_keys = {}, cached = {};
 };
 
-// Multi-head or grouped-query attention (not a row's mixer, not MLA) over
-// `span`.
-graph::Graph attention(const Layout& l, const BlockSpec& spec, const PartChoices& choices,
-                       const ContextParallel& cp, const KvCache& kv, const AttentionSpan& span);
+// Tensors: input x and output o in the activation layout, their gradients
+// do and dx; weights wqkv (and bqkv) and wo. The kernel crosses the
+// context-parallel axis as `cp` says (context_parallel.h). Serving (`kv`):
+// the prefill writes K and V into the block's KV cache, a decode step
+// appends its own and attends over the cache (kv_cache.h).
+// Multi-head or grouped-query attention over `span`.
+graph::Graph attention(const Layout& l, const AttentionOptions& a, const PartChoices& choices = {},
+                       const ContextParallel& cp = {}, const KvCache& kv = {},
+                       const AttentionSpan& span = {});
 
 // Links the kernel (appended under `kernel`) to projections that feed it
 // q, k, v (`inputs`) and read its output as "attn" and its gradients into

@@ -3,10 +3,12 @@
 #pragma once
 
 #include "stg/graph/graph.h"
-#include "stg/models/blocks/block_spec.h"
 #include "stg/models/parts/layout.h"
 
 namespace stg::models {
+
+// Two matrices, or gated (up, gate, down; LLaMA's SwiGLU).
+enum class MlpKind { kPlain, kGated };
 
 // Tensors: input x0, output xdown, their gradients dxdown and dx0.
 graph::Graph mlp(const Layout& l, MlpKind kind);

@@ -51,16 +51,18 @@ Graph expert(const Graph& wrapper, MlpKind kind, const std::map<std::string, E>&
 }
 
 // The experts' MLP symbols: their width of their own, or Dff.
-std::map<std::string, E> expert_renames(const BlockSpec& spec, std::map<std::string, E> renames) {
-  if (spec.own_expert_width) renames.emplace("Dff", dims().ffn_expert);
+std::map<std::string, E> expert_renames(const ExpertOptions& spec,
+                                        std::map<std::string, E> renames) {
+  if (spec.own_width) renames.emplace("Dff", dims().ffn_expert);
   return renames;
 }
 
 // The later reference's expert: tokens split over cp, tp and ep.
-Graph reference_expert(const BlockSpec& spec) {
+Graph reference_expert(const ExpertOptions& spec) {
   const Dims& d = dims();
   const E all = d.seq * d.k_experts / (d.cp * d.tp * d.ep);
-  return expert(expert_wrapper(d.batch_dp, all, all / d.experts), spec.mlp,
+  return expert(expert_wrapper(d.batch_dp, all, all / d.experts),
+                spec.gated ? MlpKind::kGated : MlpKind::kPlain,
                 expert_renames(spec, {{"Seq", d.seq * d.k_experts / (d.experts * d.ep)}}));
 }
 
@@ -155,20 +157,21 @@ Graph carved_moe_frame() {
   return g;
 }
 
-Graph carved_expert(const BlockSpec& spec) {
+Graph carved_expert(const ExpertOptions& spec) {
   const CarvedShapes s;
   const E all = s.picked_seq / s.d.ep;
   return expert(
-      expert_wrapper(s.d.batch / s.edp, all, s.picked_seq / s.d.experts), spec.mlp,
+      expert_wrapper(s.d.batch / s.edp, all, s.picked_seq / s.d.experts),
+      spec.gated ? MlpKind::kGated : MlpKind::kPlain,
       expert_renames(spec, {{"Seq", s.d.seq * s.d.k_experts / s.d.experts}, {"dp", s.edp}}));
 }
 
 // The shared experts, as one gated MLP of SharedExperts x the expert width
 // on every token of the rank, beside the routed experts: its output and
 // input gradient are added to theirs.
-void append_shared_experts(Graph& g, const BlockSpec& spec) {
+void append_shared_experts(Graph& g, const ExpertOptions& spec) {
   const Dims& d = dims();
-  const E width = d.shared_experts * (spec.own_expert_width ? d.ffn_expert : d.ffn);
+  const E width = d.shared_experts * (spec.own_width ? d.ffn_expert : d.ffn);
   const Layout l(true);
   g.append(mlp(l, MlpKind::kGated), "moe.shared.", {{"Dff", width}}, {});
   g.link("moe.x", "moe.shared.x0");
@@ -201,12 +204,19 @@ std::string reduce_chain(Graph& g, const std::vector<std::string>& inputs,
 
 }  // namespace
 
-MoePorts moe_ports(const BlockSpec& spec) {
-  if (spec.shared_experts) return {"moe.y_with_shared", "moe.dx_with_shared"};
+ExpertOptions ExpertOptions::of(const std::vector<int64_t>& o) {
+  auto at = [&](size_t i) { return i < o.size() && o[i] != 0; };
+  return {at(0), at(1), at(2)};
+}
+
+std::vector<int64_t> ExpertOptions::list() const { return {gated, own_width, shared}; }
+
+MoePorts moe_ports(const ExpertOptions& spec) {
+  if (spec.shared) return {"moe.y_with_shared", "moe.dx_with_shared"};
   return {"moe.y", "moe.dx"};
 }
 
-Graph moe_ffn(const BlockSpec& spec, int experts_per_rank, bool ep_carved_from_dp) {
+Graph moe_ffn(const ExpertOptions& spec, int experts_per_rank, bool ep_carved_from_dp) {
   Graph g;
   g.append(ep_carved_from_dp ? carved_moe_frame() : moe_frame(), "moe.", {}, {});
   const Graph one = ep_carved_from_dp ? carved_expert(spec) : reference_expert(spec);
@@ -222,7 +232,7 @@ Graph moe_ffn(const BlockSpec& spec, int experts_per_rank, bool ep_carved_from_d
   }
   g.link(reduce_chain(g, dx, "moe.dxrouted_r", true), "moe.dxrouted");
   g.link(reduce_chain(g, y, "moe.yrouted_r", false), "moe.yrouted");
-  if (spec.shared_experts) append_shared_experts(g, spec);
+  if (spec.shared) append_shared_experts(g, spec);
   return g;
 }
 
