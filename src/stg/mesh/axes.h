@@ -37,22 +37,24 @@ struct AxisSpec {
   // Splits the micro-batch between ranks: the memory report divides by it
   // (Megatron carves expert parallelism out of data parallelism).
   bool splits_batch;
+  // Place of its degree among `stg plans`' columns, 0 first.
+  int plans_column;
 };
 
 // In --help order.
 inline constexpr AxisSpec kAxes[] = {
     {"dp", "--dp", "", "", "data-parallel degree", "dp", "dp", AxisKind::kData, 0, "dp", false,
-     true},
+     true, 0},
     // --mp is the reference's older name for tp.
     {"tp", "--tp", "--mp", "", "tensor-parallel degree (alias --mp)", "tp", "tp", AxisKind::kTensor,
-     1, "tp", false, false},
+     1, "tp", false, false, 1},
     // Context parallelism: --sp is the reference's spelling, --cp Megatron's.
     {"sp", "--sp", "", "--cp", "context-parallel degree (--cp; the reference's --sp)", "cp", "sp",
-     AxisKind::kSequence, 2, "cp", false, false},
+     AxisKind::kSequence, 2, "cp", false, false, 3},
     {"pp", "--pp", "", "", "pipeline-parallel degree (stages)", "pp", "pp", AxisKind::kStage, 4,
-     "pp", false, false},
+     "pp", false, false, 2},
     {"ep", "--ep", "", "", "expert-parallel degree (moe)", "ep", "ep", AxisKind::kExpert, 3, "ep",
-     true, true},
+     true, true, 4},
 };
 inline constexpr int kNumAxes = static_cast<int>(std::size(kAxes));
 
