@@ -58,6 +58,21 @@ TEST(PlanTime, AllReduceIsTheReplaysRing) {
   EXPECT_EQ(stg::sweep::collective_seconds(n, stg::sweep::kAllReduce, 1, true, kGiB, 1), 0);
 }
 
+// An all-reduce of 1 GiB on every rank of a network [8, 2] (scale-up, then
+// scale-out): a reduce-scatter on the 8, an all-reduce of the eighth on
+// the 2, an all-gather of the eighth back on the 8.
+TEST(PlanTime, WorldAllReduceRunsPerDimension) {
+  const NetworkFigures n = toy_network();
+  const double hop = (2 * 1000 + 10) * 1e-9, S = kGiB;
+  const double rs8 = 2 * 7 * hop + 2 * 7 * (S / 4 / 8) / (100 * kGiB) + 2 * 7 * 3 * (S / 32) / 1e12;
+  const double ar2 =
+      2 * 2 * hop + 2 * 2 * (S / 8 / 4 / 2) / (10 * kGiB) + 2 * 1 * 3 * (S / 64) / 1e12;
+  const double ag8 = 2 * 7 * hop + 2 * 7 * (S / 8 / 4) / (100 * kGiB);
+  EXPECT_NEAR(
+      stg::sweep::world_collective_seconds(n, stg::sweep::kAllReduce, {8, 2}, {true, false}, S, 1),
+      rs8 + ar2 + ag8, 1e-12);
+}
+
 // A toy plan of two pipeline stages: tp 4 inside a node (exposed), dp 2
 // across nodes (reduce-scatter and all-gather of the gradients, hidden by
 // the backward of the last of 8 micro-batches but for its last bucket),

@@ -62,6 +62,45 @@ double collective_seconds(const NetworkFigures& net, int kind, int64_t members, 
   return latency + wire + reduce;
 }
 
+double world_collective_seconds(const NetworkFigures& net, int kind,
+                                const std::vector<int64_t>& dims, const std::vector<bool>& scale_up,
+                                double bytes, double collectives) {
+  const size_t last = dims.size() - 1;
+  auto phase = [&](int k, size_t d, double share) {
+    return collective_seconds(net, k, dims[d], scale_up[d], bytes * share, collectives);
+  };
+  double seconds = 0, share = 1;
+  switch (kind) {
+    case kAllReduce:
+      // localBWAware (the system file --astra_sim writes).
+      for (size_t d = 0; d < last; ++d) {
+        seconds += phase(kReduceScatter, d, share);
+        share /= static_cast<double>(dims[d]);
+      }
+      seconds += phase(kAllReduce, last, share);
+      for (size_t d = last; d-- > 0;) {
+        seconds += phase(kAllGather, d, share);
+        share *= static_cast<double>(dims[d]);
+      }
+      return seconds;
+    case kAllGather:  // from the last dimension down, each rank's piece growing
+      for (size_t d = last + 1; d-- > 0;) {
+        seconds += phase(kAllGather, d, share);
+        share *= static_cast<double>(dims[d]);
+      }
+      return seconds;
+    case kReduceScatter:
+      for (size_t d = 0; d <= last; ++d) {
+        seconds += phase(kReduceScatter, d, share);
+        share /= static_cast<double>(dims[d]);
+      }
+      return seconds;
+    default:
+      for (size_t d = 0; d <= last; ++d) seconds += phase(kind, d, 1);
+      return seconds;
+  }
+}
+
 double send_seconds(const NetworkFigures& net, bool scale_up, double bytes, double sends) {
   if (sends <= 0) return 0;
   const double bandwidth = bytes_per_second(scale_up ? net.scale_up_gbps : net.scale_out_gbps);
@@ -80,7 +119,11 @@ StepTime stage_time(const StageLoad& s, const PlanShape& shape, const ComputeFig
   for (const AxisLoad& a : s.axes) {
     double seconds = send_seconds(net, a.scale_up, a.sent_bytes, a.sends);
     for (int k = 0; k < kCollectiveKinds; ++k)
-      seconds += collective_seconds(net, k, a.members, a.scale_up, a.bytes[k], a.collectives[k]);
+      seconds +=
+          a.world_dims.empty()
+              ? collective_seconds(net, k, a.members, a.scale_up, a.bytes[k], a.collectives[k])
+              : world_collective_seconds(net, k, a.world_dims, a.world_scale_up, a.bytes[k],
+                                         a.collectives[k]);
     if (a.overlaps_backward) {
       overlapped += seconds;
       for (double b : a.bytes) overlapped_bytes += b;

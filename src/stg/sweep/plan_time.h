@@ -49,6 +49,11 @@ struct NetworkFigures {
 struct AxisLoad {
   int64_t members = 1;    // ranks of one of its groups (the ring's length)
   bool scale_up = false;  // each group lies inside one scale-up domain
+  // A group of every rank runs one ring per network dimension instead
+  // (tools/astra_sim_network.h): the dimensions' sizes and links, the
+  // fastest-varying first; empty for a group of fewer ranks.
+  std::vector<int64_t> world_dims;
+  std::vector<bool> world_scale_up;
   // Overlapped with the backward pass (data-parallel gradients) rather
   // than on the critical path.
   bool overlaps_backward = false;
@@ -80,6 +85,12 @@ double compute_seconds(const ComputeFigures& c, double flops);
 // (each rank's buffer sizes, as comm_size counts them) on one ring.
 double collective_seconds(const NetworkFigures& n, int kind, int64_t members, bool scale_up,
                           double bytes, double collectives);
+// The same collectives on every rank, over the network's dimensions: an
+// all-reduce as reduce-scatters up the dimensions, an all-reduce on the
+// last and all-gathers back down; the others one phase per dimension.
+double world_collective_seconds(const NetworkFigures& n, int kind, const std::vector<int64_t>& dims,
+                                const std::vector<bool>& scale_up, double bytes,
+                                double collectives);
 // Seconds of `sends` point-to-point messages of `bytes` in all.
 double send_seconds(const NetworkFigures& n, bool scale_up, double bytes, double sends);
 // The step time: the slowest stage's work, exposed traffic and bubble.

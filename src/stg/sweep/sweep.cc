@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "stg/emit/astra_sim_inputs.h"
 #include "stg/frameworks/registry.h"
 #include "stg/lower/schedule.h"
 #include "stg/models/families/registry.h"
@@ -156,7 +157,8 @@ struct StageSums {
 // to the slowest-varying of them (as the network's dimensions of
 // emit/astra_sim_inputs.h do). A name of no row (Megatron-LM's
 // tied-embedding group of the first and last stage) is two ranks apart.
-AxisLoad axis_shape(const std::string& name, const mesh::Degrees& degree, int64_t scale_up_gpus) {
+AxisLoad axis_shape(const std::string& name, const mesh::Degrees& degree, int64_t gpus,
+                    int64_t scale_up_gpus) {
   std::vector<int> rows;
   for (size_t start = 0; start < name.size();) {
     const size_t end = std::min(name.find(' ', start), name.size());
@@ -178,6 +180,14 @@ AxisLoad axis_shape(const std::string& name, const mesh::Degrees& degree, int64_
   for (int r = 0; r < mesh::kNumAxes; ++r)
     if (mesh::kAxes[r].rank_place <= slowest) span *= degree.row(r);
   a.scale_up = span <= scale_up_gpus;
+  if (a.members == gpus && gpus > 1) {
+    // Every rank: the network's dimensions, as --astra_sim writes them.
+    std::vector<int64_t> degrees;
+    for (int r : mesh::rank_order()) degrees.push_back(degree.row(r));
+    a.world_dims = emit::default_network_dims(degrees, scale_up_gpus);
+    int64_t reach = 1;
+    for (int64_t d : a.world_dims) a.world_scale_up.push_back((reach *= d) <= scale_up_gpus);
+  }
   a.overlaps_backward = rows[0] == kDataRow && !report::point_to_point(name);
   return a;
 }
@@ -193,6 +203,8 @@ class Evaluator {
     const int64_t m = c.micro_batch;
     const int micro_batches = static_cast<int>(batch_ / m);
     const std::vector<int64_t> v = t.values(c.dp, c.pp, m, batch_);
+    int64_t gpus = 1;
+    for (int r = 0; r < mesh::kNumAxes; ++r) gpus *= c.degree.row(r);
     if (!t.whole(v)) return {};
     // Axis names, the stage boundaries' first.
     std::vector<std::string> axes = {mesh::kAxes[kStageRow].label};
@@ -228,7 +240,7 @@ class Evaluator {
     const Formula formula = formula_bytes(t, c);
     std::vector<AxisLoad> shapes;
     for (const std::string& axis : axes)
-      shapes.push_back(axis_shape(axis, c.degree, network_.scale_up_gpus));
+      shapes.push_back(axis_shape(axis, c.degree, gpus, network_.scale_up_gpus));
 
     std::vector<PlanRow> rows;
     const int pp = static_cast<int>(c.pp);
