@@ -129,11 +129,23 @@ TEST(AstraSimInputs, DefaultDimensionsAndBandwidths) {
   yml = read_file(tmp.sub("b") + "/network.yml");
   EXPECT_EQ(yaml_list(yml, "npus_count"), (std::vector<std::string>{"8", "2"}));
   EXPECT_EQ(yaml_list(yml, "bandwidth"), (std::vector<std::string>{"400.0", "50.0"}));
-  // dp 4, tp 4: the second dimension spans 16 ranks, two nodes.
+  // dp 4, tp 4 on nodes of 8: Megatron-LM's order (tp, cp, ep, dp, pp)
+  // puts a tp group of 4 and 2 of dp's 4 in a node, so dp splits into 2
+  // inside (varying faster) and 2 across; tp is inside.
   ASSERT_EQ(run_small(tmp, {"--dp", "4", "--tp", "4", "--astra_sim", tmp.sub("c")}).status, 0);
   yml = read_file(tmp.sub("c") + "/network.yml");
-  EXPECT_EQ(yaml_list(yml, "npus_count"), (std::vector<std::string>{"4", "4"}));
-  EXPECT_EQ(yaml_list(yml, "bandwidth"), (std::vector<std::string>{"400.0", "50.0"}));
+  EXPECT_EQ(yaml_list(yml, "npus_count"), (std::vector<std::string>{"2", "2", "4"}));
+  EXPECT_EQ(yaml_list(yml, "bandwidth"),
+            (std::vector<std::string>{"400.0", "50.0", "400.0"}));
+  // dp 12, tp 8, pp 2 (GPT-3's layout on 192 GPUs): tp fills a node even
+  // though dp varies faster in rank numbers; dp and pp run across nodes.
+  ASSERT_EQ(run_small(tmp, {"--dp", "12", "--tp", "8", "--pp", "2", "--batch", "12",
+                            "--astra_sim", tmp.sub("e")})
+                .status,
+            0);
+  yml = read_file(tmp.sub("e") + "/network.yml");
+  EXPECT_EQ(yaml_list(yml, "npus_count"), (std::vector<std::string>{"12", "8", "2"}));
+  EXPECT_EQ(yaml_list(yml, "bandwidth"), (std::vector<std::string>{"50.0", "400.0", "50.0"}));
   // --network_dims replaces them.
   ASSERT_EQ(run_small(tmp, {"--dp", "4", "--tp", "4", "--network_dims", "2,2,4", "--astra_sim",
                             tmp.sub("d")})

@@ -76,11 +76,12 @@ TEST(Gpus, DatasheetFiguresReachTheAstraSimFiles) {
     const std::string sys = read_file(tmp.sub("bf16") + "/system.json");
     EXPECT_EQ(field(sys, "peak-perf"), s.bf16);
     EXPECT_EQ(field(sys, "local-mem-bw"), s.hbm_gbps);
-    // dp 2 then tp 8 in rank order: 2 GPUs of a scale-up domain of 8, then
-    // 8 such pairs across domains.
+    // dp 2 then tp 8 in rank order: the tp group of 8 fills a scale-up
+    // domain (Megatron-LM places tp innermost), the two dp ranks are in two
+    // domains.
     const std::string net = read_file(tmp.sub("bf16") + "/network.yml");
     EXPECT_EQ(yaml(net, "npus_count"), "2, 8");
-    EXPECT_EQ(yaml(net, "bandwidth"), s.scale_up + ", " + s.scale_out);
+    EXPECT_EQ(yaml(net, "bandwidth"), s.scale_out + ", " + s.scale_up);
     const RunResult fp8 = run(tmp, {"--gpu", s.gpu, "--dtype", "fp8", "--astra_sim", tmp.sub("f")});
     if (s.fp8.empty()) {
       EXPECT_EQ(fp8.status, 2);

@@ -23,6 +23,10 @@ Conventions (README.md and docs/*.md follow them; CONTRIBUTING.md repeats them):
     <!-- readme-test: skip REASON -->       the block is not run (it installs
                                             packages, needs a Slurm cluster or
                                             a checkout of the reference, ...)
+    <!-- readme-test: release-only REASON --> not run under the sanitizers
+                                            (--sanitized: a block that takes
+                                            seconds in a Release build and
+                                            minutes unoptimized)
     <!-- readme-test: stg-only REASON -->   only the `./build/stg ...` parts of
                                             the block's `&&` chains run (set-up,
                                             build and tests are what CI ran
@@ -51,7 +55,7 @@ import subprocess
 import sys
 import tempfile
 
-MARKER = re.compile(r"^<!-- readme-test: (skip|stg-only|append|output)\b\s*(.*?)\s*-->\s*$")
+MARKER = re.compile(r"^<!-- readme-test: (skip|release-only|stg-only|append|output)\b\s*(.*?)\s*-->\s*$")
 SECONDS = re.compile(r"\b\d+\.\d+ s\b")
 STG = re.compile(r"(^|\s)(\./build/stg|stg)(\s|$)")
 SUBCOMMANDS = ("models", "validate", "inspect", "dot", "plans")
@@ -260,6 +264,8 @@ def main():
     ap.add_argument("--stg", required=True)
     ap.add_argument("--repo", required=True)
     ap.add_argument("--python_module", help="the built Python module, put beside build/stg")
+    ap.add_argument("--sanitized", action="store_true",
+                    help="stg is a sanitizer build: skip the release-only blocks")
     a = ap.parse_args()
     global PYTHON_MODULE
     PYTHON_MODULE = a.python_module
@@ -273,7 +279,8 @@ def main():
     # Without the module (a build without it, e.g. under the sanitizers) the
     # blocks that import it are skipped, and so are their output blocks.
     def runnable(b):
-        if (b.marker or ("",))[0] == "skip":
+        kind = (b.marker or ("",))[0]
+        if kind == "skip" or (kind == "release-only" and a.sanitized):
             return False
         return PYTHON_MODULE is not None or "PYTHONPATH=build" not in b.text
     shell = [b for b in blocks if b.lang in ("sh", "bash") and runnable(b)]

@@ -185,7 +185,7 @@ void add_framework_flags(CLI::App& app, GenerateFlags& f) {
 void add_run_flags(CLI::App& app, GenerateFlags& f) {
   stg::Options& o = f.options;
   app.add_option("--ranks", o.ranks,
-                 "A-B: write only ranks A..B (same bytes as a full run; the comm-group file too)");
+                 "A-B: write only ranks A..B, or a list A-B,C,D-E (same bytes as a full run; the comm-group file too)");
   app.add_option("--shard", f.shard,
                  "i/n: write the i-th of n contiguous rank ranges (shard 0 also writes the "
                  "comm-group file); auto: i and n from mpirun, PMI or Slurm");
@@ -215,6 +215,12 @@ void add_run_flags(CLI::App& app, GenerateFlags& f) {
                  "the GPU's datasheet figures: " + stg::hardware::gpu_names() +
                      " (roofline peak and HBM bandwidth, stg infer's --hbm_gb, --astra_sim's "
                      "network; docs/gpus.md); explicit flags win");
+  app.add_option("--compute_time", f.compute_time,
+                 "roofline (compute nodes timed at the roofline of their FLOPs and bytes) or "
+                 "model: each also carries duration_micros from the kernel model (GEMM tiles and "
+                 "waves over the SMs, flash attention, memory-bound kernels; docs/"
+                 "kernel-model.md) on --gpu's figures, h100-sxm without --gpu; --astra_sim's "
+                 "system file then turns the roofline off");
   app.add_option("--link_gbps", f.link_gbps,
                  "with --print_makespan: GB/s per message, a send or collective taking comm_size "
                  "/ link_gbps")

@@ -45,6 +45,7 @@ struct GenerateFlags {
   // --gpu NAME (stg/hardware/gpus.h); under stg infer, which of the figures
   // it sets were given explicitly (--hbm_gb, --peak_tflops, --mem_bw_gbps).
   std::string gpu;
+  std::string compute_time;  // --compute_time roofline|model
   bool hbm_given = false, peak_given = false, mem_bw_given = false;
   bool version = false;
 };

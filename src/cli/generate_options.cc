@@ -110,15 +110,23 @@ void apply_gpu(const GenerateFlags& f, stg::Options& o) {
     std::string close = stg::util::closest(f.gpu, known);
     for (const std::string& k : known)
       if (k.rfind(lowercase(f.gpu), 0) == 0) close = k;
-    throw stg::UsageError("--gpu '" + f.gpu + "' is unknown: " +
-                          (close.empty() ? "" : "did you mean " + close + "? ") + "use one of " +
-                          stg::hardware::gpu_names());
+    throw stg::UsageError("--gpu '" + f.gpu +
+                          "' is unknown: " + (close.empty() ? "" : "did you mean " + close + "? ") +
+                          "use one of " + stg::hardware::gpu_names());
   }
   const stg::emit::AstraSimMachine m = stg::emit::machine_of(o);  // refuses fp8 without it
   if (!o.serving) return;
   if (!f.hbm_given) o.serving->hbm_gb = o.gpu->hbm_gb;
   if (!f.peak_given) o.serving->roofline.peak_tflops = m.peak_tflops;
   if (!f.mem_bw_given) o.serving->roofline.mem_bw_gbps = m.hbm_gbps;
+}
+
+// --compute_time roofline|model (stg::Options::ComputeTime).
+stg::Options::ComputeTime parse_compute_time(const std::string& value) {
+  const std::string text = lowercase(value);
+  if (text == "roofline") return stg::Options::ComputeTime::kRoofline;
+  if (text == "model") return stg::Options::ComputeTime::kModel;
+  throw stg::UsageError("--compute_time '" + value + "' is unknown: use roofline or model");
 }
 
 }  // namespace
@@ -142,6 +150,7 @@ std::vector<std::string> apply_text_flags(GenerateFlags& f) {
   if (!f.shard.empty())
     std::tie(o.shard_index, o.shard_count) = parse_shard(
         f.shard, [](const char* name) { return static_cast<const char*>(std::getenv(name)); });
+  if (!f.compute_time.empty()) o.compute_time = parse_compute_time(f.compute_time);
   if (!f.gpu.empty()) apply_gpu(f, o);
   if (!f.preset.empty() && !f.hf_config.empty())
     throw stg::UsageError("--model and --hf_config both choose the model: give only one");

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -35,11 +36,15 @@ int print_passes(const stg::Options& o) {
 }
 
 // The run, with a progress bar unless --quiet; a stop signal ends it early.
-stg::RunSummary generate_traces(const GenerateFlags& f) {
+// A timed run (--print_makespan) replays the first rank of each stage, so a
+// part (--ranks) must hold them.
+stg::RunSummary generate_traces(const GenerateFlags& f, bool timed) {
   const StopSignals stop_signals;
   std::optional<ProgressBar> bar;
   if (!f.quiet && !f.json) bar.emplace();
-  return stg::generate(f.options, bar ? &*bar : nullptr);
+  stg::Options o = f.options;
+  o.needs_first_rank_of_each_stage = timed;
+  return stg::generate(o, bar ? &*bar : nullptr);
 }
 
 // 1528 -> "1,528".
@@ -49,9 +54,11 @@ std::string with_commas(int64_t n) {
   return digits;
 }
 
-// The replay's figures without flags: --gpu's roofline, else the defaults.
+// The replay's figures without flags: --gpu's roofline, else the defaults;
+// under --compute_time model, each compute node's duration_micros.
 stg::tools::MakespanOptions makespan_defaults(const stg::Options& o) {
   stg::tools::MakespanOptions m;
+  m.durations = o.compute_time == stg::Options::ComputeTime::kModel;
   if (!o.gpu) return m;
   const stg::emit::AstraSimMachine machine = stg::emit::machine_of(o);
   m.roofline = {machine.peak_tflops, machine.hbm_gbps};
@@ -72,10 +79,17 @@ std::optional<stg::tools::MakespanOptions> makespan_options(const GenerateFlags&
     return std::nullopt;
   }
   const stg::Options& o = f.options;
-  if (!o.ranks.empty() || o.shard_count > 1)
-    throw stg::UsageError(std::string(o.ranks.empty() ? "--shard" : "--ranks") +
-                          " writes part of the run, which --print_makespan cannot replay: drop "
-                          "one of them");
+  if (o.compute_time == stg::Options::ComputeTime::kModel)
+    for (const auto& [flag, value] : figures)
+      if (value > 0 && std::string_view(flag) != "--link_gbps")
+        throw stg::UsageError(std::string(flag) +
+                              " sets the roofline, which --compute_time model replaces with each "
+                              "node's duration: drop " +
+                              flag);
+  if (o.shard_count > 1)
+    throw stg::UsageError(
+        "--shard writes part of the run, which --print_makespan cannot replay: drop one of them "
+        "(--ranks with the first rank of each stage can)");
   stg::tools::MakespanOptions m = makespan_defaults(o);
   if (f.peak_tflops > 0) m.roofline.peak_tflops = f.peak_tflops;
   if (f.mem_bw_gbps > 0) m.roofline.mem_bw_gbps = f.mem_bw_gbps;
@@ -95,8 +109,10 @@ stg::tools::MakespanResult stage_makespan(const GenerateFlags& f, const stg::Run
     figures.link_gbps = m.link_gbps;
     figures.link_gbps_given = f.link_gbps > 0;
     stg::tools::MakespanResult out;
+    const bool durations = m.durations;  // kept with --link_gbps (no system file read)
     if (!stg::tools::makespan_options_for(dir.string(), m.roofline, figures, false, m, out.error))
       return out;
+    m.durations = durations;
   }
   return stg::tools::makespan_by_stage(dir.string(), (dir / s.comm_group_path).string(), s.stages,
                                        m, f.options.threads);
@@ -107,9 +123,21 @@ stg::tools::MakespanResult stage_makespan(const GenerateFlags& f, const stg::Run
 // so long (millions of nodes) that the replay would outlast the run.
 bool summary_makespan(const GenerateFlags& f, const stg::RunSummary& s) {
   constexpr int64_t kMostNodesReplayed = 4'000'000;
-  const bool whole = s.first_rank == 0 && s.last_rank == s.ranks - 1;
+  const bool whole = stg::ranks_in(s.rank_ranges) == s.ranks;
   return !f.quiet && !f.json && s.physical_units && whole && s.ranks > 0 &&
          s.nodes / s.ranks * s.stages <= kMostNodesReplayed;
+}
+
+// "8 ranks", "ranks 32-63 of 64", "ranks 0-1,32 of 64", "no ranks of 64".
+std::string ranks_written(const stg::RunSummary& s) {
+  const int64_t n = stg::ranks_in(s.rank_ranges);
+  if (n == s.ranks) return std::to_string(s.ranks) + " ranks";
+  if (n == 0) return "no ranks of " + std::to_string(s.ranks);
+  std::string list;
+  for (const auto& [first, last] : s.rank_ranges)
+    list += (list.empty() ? "" : ",") + std::to_string(first) +
+            (last == first ? "" : "-" + std::to_string(last));
+  return "ranks " + list + " of " + std::to_string(s.ranks);
 }
 
 // "stg: 8 ranks, 9 files, ..." for a whole run, "stg: ranks 32-63 of 64, 32
@@ -124,12 +152,7 @@ void print_summary(const GenerateFlags& f, const stg::RunSummary& s, double seco
     std::fputs(stg::tools::makespan_by_stage_summary(*makespan).c_str(), stdout);
   if (f.quiet) return;
   std::fputs(format_step_summary(s, makespan).c_str(), stdout);
-  const bool part = s.first_rank != 0 || s.last_rank != s.ranks - 1;
-  const std::string ranks = !part                        ? std::to_string(s.ranks) + " ranks"
-                            : s.last_rank < s.first_rank ? "no ranks of " + std::to_string(s.ranks)
-                                                         : "ranks " + std::to_string(s.first_rank) +
-                                                               "-" + std::to_string(s.last_rank) +
-                                                               " of " + std::to_string(s.ranks);
+  const std::string ranks = ranks_written(s);
   const std::string removed = s.stale_files_removed == 0
                                   ? ""
                                   : " (removed " + with_commas(s.stale_files_removed) +
@@ -145,7 +168,7 @@ int run(const GenerateFlags& f, std::vector<std::string> notes) {
   if (f.print_passes) return print_passes(f.options);
   const std::optional<stg::tools::MakespanOptions> timed = makespan_options(f);
   const auto start = std::chrono::steady_clock::now();
-  const stg::RunSummary s = generate_traces(f);
+  const stg::RunSummary s = generate_traces(f, timed.has_value());
   // A signal that came while the files were being moved into place: the
   // run is complete, but the caller asked us to stop.
   if (const int sig = stg::io::stop_signal.load()) {

@@ -48,6 +48,7 @@ constexpr FlagHelp kFlags[] = {
     {"--mem_bw_gbps", kOutput, "3350"},
     {"--link_gbps", kOutput, "100"},
     {"--gpu", kAstraSim, "none: 989 TFLOPS, 3350 GB/s, 400 GB/s within nodes of 8, 50 across"},
+    {"--compute_time", kAstraSim, "roofline"},
     {"--astra_sim", kAstraSim, "off"},
     {"--network_dims", kAstraSim, "one per parallel axis of degree > 1"},
     {"--weight_sharded", kParallelism, "0"},

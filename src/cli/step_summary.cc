@@ -68,7 +68,11 @@ std::string format_step_summary(const stg::RunSummary& s,
   out += head + "\n";
   for (size_t st = 0; st < s.stage_steps.size(); ++st) {
     const int64_t first = static_cast<int64_t>(st) * per_stage;
-    if (first + per_stage - 1 < s.first_rank || first > s.last_rank) continue;  // not written
+    const bool written =
+        std::any_of(s.rank_ranges.begin(), s.rank_ranges.end(), [&](const stg::RankRange& r) {
+          return r.first <= first + per_stage - 1 && first <= r.second;
+        });
+    if (!written) continue;
     const stg::report::RankStep& step = s.stage_steps[st];
     const std::string ranks =
         per_stage == 1 ? std::to_string(first)

@@ -16,6 +16,8 @@
 #include "stg/emit/v001_limits.h"
 #include "stg/frameworks/framework.h"
 #include "stg/graph/csv_writer.h"
+#include "stg/hardware/gpus.h"
+#include "stg/hardware/kernel_model.h"
 #include "stg/io/cancel.h"
 #include "stg/io/earlier_run.h"
 #include "stg/io/output_files.h"
@@ -50,9 +52,27 @@ void check_degree(const char* flag, int64_t value) {
                           " is not a valid degree: use a whole number >= 1");
 }
 
-// --ranks A-B (inclusive), shard i of n (contiguous, balanced; may be
-// empty: last < first), or every rank.
-std::pair<int64_t, int64_t> rank_range(const Options& o, int64_t num_ranks) {
+// One part of --ranks ("A-B" or "A"), or nullopt when it is not one.
+std::optional<RankRange> parse_rank_range(std::string_view text) {
+  const auto number = [](std::string_view digits) -> std::optional<int64_t> {
+    int64_t value = 0;
+    if (digits.empty() || digits.size() > 18) return std::nullopt;
+    for (char c : digits) {
+      if (c < '0' || c > '9') return std::nullopt;
+      value = value * 10 + (c - '0');
+    }
+    return value;
+  };
+  const size_t dash = text.find('-');
+  const auto first = number(text.substr(0, dash));
+  const auto last = dash == std::string_view::npos ? first : number(text.substr(dash + 1));
+  if (!first || !last || *last < *first) return std::nullopt;
+  return RankRange{*first, *last};
+}
+
+// --ranks "A-B,C,D-E" (inclusive, increasing; adjacent ranges joined), shard
+// i of n (contiguous, balanced; may be empty: last < first), or every rank.
+std::vector<RankRange> rank_ranges(const Options& o, int64_t num_ranks) {
   if (o.shard_count > 1 || o.shard_index > 0) {
     require(o.ranks.empty(), "--shard and --ranks both choose the ranks: give only one");
     require(o.shard_count >= 1 && o.shard_index >= 0 && o.shard_index < o.shard_count,
@@ -62,28 +82,45 @@ std::pair<int64_t, int64_t> rank_range(const Options& o, int64_t num_ranks) {
     auto start = [&](int64_t i) {
       return static_cast<int64_t>(static_cast<__int128>(i) * num_ranks / o.shard_count);
     };
-    return {start(o.shard_index), start(o.shard_index + 1) - 1};
+    return {{start(o.shard_index), start(o.shard_index + 1) - 1}};
   }
-  if (o.ranks.empty()) return {0, num_ranks - 1};
-  const auto dash = o.ranks.find('-');
-  int64_t first = -1, last = -1;
-  try {
-    size_t used = 0;
-    first = std::stoll(o.ranks.substr(0, dash), &used);
-    if (used != (dash == std::string::npos ? o.ranks.size() : dash)) first = -1;
-    last = first;
-    if (dash != std::string::npos) {
-      last = std::stoll(o.ranks.substr(dash + 1), &used);
-      if (used != o.ranks.size() - dash - 1) last = -1;
-    }
-  } catch (const std::exception&) {
-    first = last = -1;
+  if (o.ranks.empty()) return {{0, num_ranks - 1}};
+  std::vector<RankRange> ranges;
+  bool valid = true;
+  std::string_view rest = o.ranks;
+  while (valid) {
+    const size_t comma = rest.find(',');
+    const auto range = parse_rank_range(rest.substr(0, comma));
+    valid = range && range->second < num_ranks && (ranges.empty() || range->first > ranges.back().second);
+    if (valid && !ranges.empty() && range->first == ranges.back().second + 1)
+      ranges.back().second = range->second;
+    else if (valid)
+      ranges.push_back(*range);
+    if (comma == std::string_view::npos) break;
+    rest.remove_prefix(comma + 1);
   }
-  require(first >= 0 && last >= first && last < num_ranks,
-          "--ranks '" + o.ranks +
-              "' is not a range of this run's ranks: use A-B with 0 <= A <= B <= " +
-              std::to_string(num_ranks - 1));
-  return {first, last};
+  require(valid, "--ranks '" + o.ranks +
+                     "' is not a list of this run's ranks: use A-B (or A-B,C,D-E in increasing "
+                     "order) with 0 <= A <= B <= " +
+                     std::to_string(num_ranks - 1));
+  return ranges;
+}
+
+// --ranks must hold the first rank of every stage: "add 8,16 to --ranks".
+void require_first_rank_of_each_stage(const Options& o, const mesh::RankLayout& layout,
+                                      const std::vector<RankRange>& ranges) {
+  std::string missing;
+  for (int64_t stage = 0; stage < layout.pp(); ++stage) {
+    const int64_t rank = stage * layout.ranks_per_stage();
+    const bool written = std::any_of(ranges.begin(), ranges.end(), [&](const RankRange& r) {
+      return r.first <= rank && rank <= r.second;
+    });
+    if (!written) missing += (missing.empty() ? "" : ",") + std::to_string(rank);
+  }
+  require(missing.empty(), "--ranks '" + o.ranks +
+                               "' leaves out the first rank of a pipeline stage, which "
+                               "--print_makespan replays: add " +
+                               missing + " to --ranks");
 }
 
 int thread_count(const Options& o) {
@@ -159,6 +196,20 @@ Units units(const Options& o, const models::Workload& w) {
   return w.kind->default_units().value_or(w.framework->default_units());
 }
 
+// --compute_time model: the kernel model's figures for --gpu's row
+// (h100-sxm without one) and the trace's element type.
+void add_kernel_model(const Options& o, const models::Workload& w, lower::LowerOptions& lo) {
+  if (o.compute_time != Options::ComputeTime::kModel) return;
+  require(o.schema != emit::Schema::kV001,
+          "--compute_time model writes duration_micros, which --chakra_schema_version v0.0.1 "
+          "has no field for: use v0.0.4 (the default) or json");
+  emit::machine_of(o);  // refuses --dtype fp8 on a GPU without FP8 tensor cores
+  const hardware::Gpu& gpu = o.gpu ? *o.gpu : *hardware::find_gpu("h100-sxm");
+  const DType dtype = o.dtype.value_or(w.framework->default_dtype());
+  lo.kernel_model = hardware::kernel_figures(gpu, dtype == DType::kFp8);
+  lo.kernel_element_bytes = dtype_bytes(dtype);
+}
+
 lower::LowerOptions lower_options(const Options& o, const models::Workload& w) {
   const frameworks::Framework& f = *w.framework;
   lower::LowerOptions lo;
@@ -183,6 +234,7 @@ lower::LowerOptions lower_options(const Options& o, const models::Workload& w) {
   } else if (o.serving) {
     lo.roofline = o.serving->roofline;
   }
+  add_kernel_model(o, w, lo);
   w.kind->adjust_lowering(lo);
   lo.schedule = o.pipeline_schedule;
   lo.micro_batches = w.micro_batches;
@@ -434,12 +486,18 @@ std::vector<report::RankStep> stage_steps(
 }
 
 report::StepFigures step_of_run(const std::vector<report::RankStep>& by_stage,
-                                const mesh::Mesh& mesh, int64_t first_rank, int64_t last_rank,
+                                const mesh::Mesh& mesh, const std::vector<RankRange>& ranges,
                                 bool physical) {
-  return report::step_figures(by_stage, mesh, first_rank, last_rank,
-                              physical ? "FLOPs and bytes: --units physical"
-                                       : "--units stg: num_ops in multiply-accumulates or "
-                                         "element operations, sizes in elements");
+  report::StepFigures f;
+  const int64_t per_stage = mesh.ranks_per_stage();
+  for (const auto& [first_rank, last_rank] : ranges)
+    for (int64_t rank = first_rank; rank <= last_rank; ++rank)
+      if (static_cast<size_t>(rank / per_stage) < by_stage.size())
+        f.add(rank, by_stage[static_cast<size_t>(rank / per_stage)]);
+  f.units = physical ? "FLOPs and bytes: --units physical"
+                     : "--units stg: num_ops in multiply-accumulates or element operations, sizes "
+                       "in elements";
+  return f;
 }
 
 // `stg infer`'s figures: the phases of each stage written, the memory of
@@ -523,7 +581,7 @@ std::optional<report::ServingFigures> check_before_writing(const Options& o,
 // beyond this run's ranks (those the earlier comm-group file lists) are
 // stale; a --ranks part leaves other ranks' files.
 int64_t write_files(WriteContext& c, const emit::AstraSimPlan& astra_sim, const std::string& dump,
-                    bool writes_groups, int64_t first_rank, int64_t last_rank) {
+                    bool writes_groups, const std::vector<RankRange>& ranges) {
   if (writes_groups) {
     const std::string groups = c.layout.comm_group_json();
     c.files.write(c.out.comm_group_name, groups);
@@ -537,16 +595,18 @@ int64_t write_files(WriteContext& c, const emit::AstraSimPlan& astra_sim, const 
     c.files.write(c.o.dump_after + ".csv", dump);
     c.bytes += static_cast<int64_t>(dump.size());
   }
-  c.listen.phase("writing", last_rank - first_rank + 1, "ranks");
-  if (c.o.schema == emit::Schema::kV004)
-    write_v004(c, first_rank, last_rank);
-  else
-    write_expanded(c, first_rank, last_rank);
+  c.listen.phase("writing", ranks_in(ranges), "ranks");
+  for (const auto& [first_rank, last_rank] : ranges) {
+    if (c.o.schema == emit::Schema::kV004)
+      write_v004(c, first_rank, last_rank);
+    else
+      write_expanded(c, first_rank, last_rank);
+  }
   std::optional<io::RankFiles> stale;
   const int64_t ranks = c.layout.num_ranks();
   const auto earlier =
       io::earlier_rank_count((std::filesystem::path(c.out.dir) / c.out.comm_group_name).string());
-  if (first_rank == 0 && last_rank == ranks - 1 && earlier)
+  if (ranks_in(ranges) == ranks && earlier)
     stale = io::RankFiles{c.out.rank_pattern, ranks, *earlier};
   return c.files.commit(stale);
 }
@@ -564,7 +624,9 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   check_dump_after(o, w);
   const int threads = thread_count(o);
   const mesh::RankLayout layout(w.mesh);
-  const auto [first_rank, last_rank] = rank_range(o, layout.num_ranks());
+  const std::vector<RankRange> ranges = rank_ranges(o, layout.num_ranks());
+  const int64_t first_rank = ranges.front().first, last_rank = ranges.back().second;
+  if (o.needs_first_rank_of_each_stage) require_first_rank_of_each_stage(o, layout, ranges);
   const emit::AstraSimPlan astra_sim =
       emit::plan_astra_sim(o, out.rank_pattern, out.comm_group_name, w.mesh, units(o, w), w.notes);
   // A part of the ranks (--ranks, --shard) needs only its stages.
@@ -582,7 +644,8 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   try {
     run = lower_run(o, w, lo, threads, first_stage, last_stage, listen);
     if (!o.dump_after.empty()) dump = dump_graph(o);
-    if (!astra_sim.files.empty()) add_zero_time_note(run, o, w.notes);
+    if (!astra_sim.files.empty() && o.compute_time == Options::ComputeTime::kRoofline)
+      add_zero_time_note(run, o, w.notes);
     serving = check_before_writing(o, w, run, layout);
   } catch (const expr::SizeError& e) {
     throw UsageError(e.what());
@@ -608,7 +671,7 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   if (o.print_gpu_vram.value_or(false)) summary.memory_report = std::move(memory.text);
   summary.stage_steps = stage_steps(run.stages, w.mesh);
   summary.physical_units = lo.kernel_flops;
-  summary.step = step_of_run(summary.stage_steps, w.mesh, first_rank, last_rank, lo.kernel_flops);
+  summary.step = step_of_run(summary.stage_steps, w.mesh, ranges, lo.kernel_flops);
   summary.ranks = layout.num_ranks();
   summary.stages = layout.pp();
   summary.comm_group_path = out.comm_group_name;
@@ -619,14 +682,15 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   // the message says what that left ("...: nothing was written to DIR").
   try {
     summary.stale_files_removed =
-        write_files(c, astra_sim, dump, writes_groups, first_rank, last_rank);
+        write_files(c, astra_sim, dump, writes_groups, ranges);
   } catch (io::OutputError& e) {
     e.append(files.abort());
     throw;
   }
   summary.first_rank = first_rank;
   summary.last_rank = last_rank;
-  summary.files = std::max<int64_t>(0, last_rank - first_rank + 1) +
+  summary.rank_ranges = ranges;
+  summary.files = ranks_in(ranges) +
                   (writes_groups ? 1 + static_cast<int64_t>(astra_sim.files.size()) : 0) +
                   (o.dump_after.empty() ? 0 : 1);
   summary.bytes = c.bytes;
@@ -664,7 +728,7 @@ PlanSummary plan(const Options& options) {
   summary.memory = std::move(memory.by_stage);
   summary.memory_report = std::move(memory.text);
   summary.step =
-      step_of_run(stage_steps(run.stages, w.mesh), w.mesh, 0, summary.ranks - 1, lo.kernel_flops);
+      step_of_run(stage_steps(run.stages, w.mesh), w.mesh, {{0, summary.ranks - 1}}, lo.kernel_flops);
   summary.notes = std::move(w.notes);
   return summary;
 }

@@ -6,10 +6,12 @@
 // goes to a listener the caller owns (the command line draws a bar).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "stg/graph/graph.h"
@@ -24,10 +26,21 @@
 
 namespace stg {
 
+// Inclusive ranks [first, second].
+using RankRange = std::pair<int64_t, int64_t>;
+
+// How many ranks the ranges hold (an empty range, last < first, none).
+inline int64_t ranks_in(const std::vector<RankRange>& ranges) {
+  int64_t n = 0;
+  for (const auto& [first, last] : ranges) n += std::max<int64_t>(0, last - first + 1);
+  return n;
+}
+
 struct RunSummary {
   int64_t ranks = 0;                       // of the whole run
   int64_t stages = 1;                      // pipeline stages of the run
   int64_t first_rank = 0, last_rank = -1;  // the ranks written (a part: --ranks, --shard)
+  std::vector<RankRange> rank_ranges;      // the same, as ranges (--ranks 0-7,64-71)
   int64_t files = 0;                       // files written, and their bytes
   int64_t bytes = 0;
   int64_t nodes = 0;

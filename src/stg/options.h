@@ -136,7 +136,11 @@ struct Options {
   std::optional<Units> units;  // unset: the framework's (stg, or physical under megatron)
   std::optional<DType> dtype;  // bytes per element for --units physical (unset: bf16)
 
-  std::string ranks;  // "A-B": write only these ranks (same bytes as a full run)
+  // "A-B" or "A-B,C,D-E": write only these ranks (same bytes as a full run).
+  std::string ranks;
+  // The first rank of every pipeline stage must be among them (a replay of
+  // one rank per stage reads them: --print_makespan).
+  bool needs_first_rank_of_each_stage = false;
   // --shard i/n: write the i-th of n contiguous rank ranges (same bytes as a
   // full run); only shard 0 writes the comm-group file.
   int64_t shard_index = 0, shard_count = 1;
@@ -152,6 +156,13 @@ struct Options {
   // --gpu NAME (hardware/gpus.h): the roofline, memory and ASTRA-sim
   // network figures of that GPU (null: the H100-like defaults).
   const hardware::Gpu* gpu = nullptr;
+  // --compute_time: compute nodes timed at the roofline of their FLOPs and
+  // bytes (the default), or each also carrying duration_micros from the
+  // kernel model (hardware/kernel_model.h; docs/kernel-model.md) on --gpu's
+  // row (h100-sxm without --gpu), which ASTRA-sim replays with its roofline
+  // off.
+  enum class ComputeTime { kRoofline, kModel };
+  ComputeTime compute_time = ComputeTime::kRoofline;
 
   Recompute recompute() const { return activation_recompute.value_or(Recompute::kNone); }
 };

@@ -58,6 +58,7 @@ std::string dims_text(const std::vector<int64_t>& dims) {
 
 AstraSimMachine machine_of(const Options& o) {
   AstraSimMachine m;
+  m.roofline = o.compute_time == Options::ComputeTime::kRoofline;
   if (!o.gpu) return m;
   const hardware::Gpu& g = *o.gpu;
   const bool fp8 = o.dtype == DType::kFp8;
@@ -70,18 +71,6 @@ AstraSimMachine machine_of(const Options& o) {
   m.inter_node_gbps = g.scale_out_gbps;
   m.gpus_per_node = g.scale_up_gpus;
   return m;
-}
-
-std::vector<int64_t> default_network_dims(const std::vector<int64_t>& degrees,
-                                          int64_t gpus_per_node) {
-  std::vector<int64_t> dims;
-  for (int64_t d : degrees)
-    if (d > 1) dims.push_back(d);
-  if (dims.size() != 1) return dims;
-  const int64_t n = dims[0];
-  for (int64_t first = std::min(gpus_per_node, n / 2); first >= 2; --first)
-    if (n % first == 0) return {first, n / first};
-  return dims;  // prime
 }
 
 std::vector<int64_t> parse_network_dims(std::string_view text, int64_t ranks) {
@@ -114,33 +103,23 @@ std::vector<int64_t> parse_network_dims(std::string_view text, int64_t ranks) {
                      " NPUs but the run has " + std::to_string(ranks) +
                      " ranks: give dimensions whose product is " + std::to_string(ranks));
   if (dims.size() == 1 && !is_prime(ranks))
-    throw UsageError(shown + " is one dimension: give at least two (e.g. " +
-                     dims_text(default_network_dims({ranks}, AstraSimMachine{}.gpus_per_node)) +
-                     "); with one, ASTRA-sim can crash at exit when two sub-groups run the same "
-                     "collective");
+    throw UsageError(
+        shown + " is one dimension: give at least two (e.g. " +
+        dims_text(default_network_shape({{ranks, 0}}, AstraSimMachine{}.gpus_per_node).dims) +
+        "); with one, ASTRA-sim can crash at exit when two sub-groups run the same "
+        "collective");
   return dims;
-}
-
-std::vector<double> dimension_bandwidths(const std::vector<int64_t>& dims,
-                                         const AstraSimMachine& machine) {
-  std::vector<double> out;
-  int64_t span = 1;  // NPUs reached by the dimensions so far (at most kMaxRanks)
-  for (int64_t d : dims) {
-    span *= d;
-    out.push_back(span <= machine.gpus_per_node ? machine.intra_node_gbps
-                                                : machine.inter_node_gbps);
-  }
-  return out;
 }
 
 namespace {
 
 // network.yml: one Switch dimension per entry of dims, with its NPUs, GB/s and latency.
-std::string network_yml(const std::vector<int64_t>& dims, const AstraSimMachine& machine,
-                        int64_t ranks) {
+std::string network_yml(const NetworkShape& shape, const AstraSimMachine& machine, int64_t ranks) {
+  const std::vector<int64_t>& dims = shape.dims;
   std::vector<std::string> npus, bandwidth;
   for (int64_t d : dims) npus.push_back(std::to_string(d));
-  for (double gbps : dimension_bandwidths(dims, machine)) bandwidth.push_back(fixed(gbps, 1));
+  for (bool inside : shape.in_node)
+    bandwidth.push_back(fixed(inside ? machine.intra_node_gbps : machine.inter_node_gbps, 1));
   const std::vector<std::string> topology(dims.size(), "Switch");
   const std::vector<std::string> latency(dims.size(), fixed(machine.latency_ns, 2));
   return "# ASTRA-sim network (analytical backend), written by stg --astra_sim: " +
@@ -148,7 +127,8 @@ std::string network_yml(const std::vector<int64_t>& dims, const AstraSimMachine&
          ", one dimension per parallel axis in rank order (the fastest-varying first);\n"
          "# GB/s within a node of " +
          std::to_string(machine.gpus_per_node) +
-         " GPUs and across nodes, latency in ns.\n"
+         " GPUs (filled with tp, cp, ep, dp, then pp groups, as Megatron-LM places ranks) and "
+         "across nodes, latency in ns.\n"
          "topology: " +
          yaml_list(topology) + "\n" + "npus_count: " + yaml_list(npus) + "\n" +
          "bandwidth: " + yaml_list(bandwidth) + "\n" + "latency: " + yaml_list(latency) + "\n";
@@ -172,9 +152,8 @@ std::string system_json(const std::vector<int64_t>& dims, const AstraSimMachine&
          "  \"collective-optimization\": \"localBWAware\",\n"
          "  \"local-mem-bw\": " +
          number(machine.hbm_gbps) + ",\n" +
-         "  \"roofline-enabled\": 1,\n"
-         "  \"peak-perf\": " +
-         number(machine.peak_tflops) + "\n" + "}\n";
+         "  \"roofline-enabled\": " + (machine.roofline ? "1" : "0") + ",\n" +
+         "  \"peak-perf\": " + number(machine.peak_tflops) + "\n" + "}\n";
 }
 
 // run.sh: runs ASTRA-sim on the traces and fails unless every rank finished.
@@ -236,11 +215,12 @@ std::string run_sh(const std::vector<int64_t>& dims, const std::string& trace_pr
 
 }  // namespace
 
-AstraSimFiles astra_sim_files(const std::vector<int64_t>& dims, const AstraSimMachine& machine,
+AstraSimFiles astra_sim_files(const NetworkShape& shape, const AstraSimMachine& machine,
                               const std::string& trace_prefix, const std::string& comm_group_name,
                               int64_t ranks) {
+  const std::vector<int64_t>& dims = shape.dims;
   AstraSimFiles f;
-  f.network_yml = network_yml(dims, machine, ranks);
+  f.network_yml = network_yml(shape, machine, ranks);
   f.system_json = system_json(dims, machine);
   f.memory_json = "{\n  \"memory-type\": \"NO_MEMORY_EXPANSION\"\n}\n";
   f.run_sh = run_sh(dims, trace_prefix, comm_group_name, ranks);

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "stg/emit/network_shape.h"
+
 namespace stg {
 struct Options;
 }
@@ -25,6 +27,9 @@ struct AstraSimMachine {
   double inter_node_gbps = 50;   // network dimensions across nodes
   double latency_ns = 936.25;    // every dimension (ASTRA-sim's examples)
   int64_t gpus_per_node = 8;
+  // "roofline-enabled": off under --compute_time model, when ASTRA-sim
+  // replays each compute node's duration_micros instead.
+  bool roofline = true;
 };
 
 // The machine of --gpu (hardware/gpus.h): its dense peak for the trace's
@@ -32,26 +37,10 @@ struct AstraSimMachine {
 // bandwidth, scale-out bandwidth; without --gpu, AstraSimMachine's defaults.
 AstraSimMachine machine_of(const Options& o);
 
-// The default network: one dimension per parallel axis of degree > 1, in
-// rank order (the fastest-varying rank coordinate first, as ASTRA-sim
-// numbers NPUs: dp, tp, sp, ep, then the pipeline stage). ASTRA-sim refuses
-// a dimension of 1, and with one dimension it can crash at exit (a double
-// free when two sub-groups run the same collective), so a single axis is
-// split in two ([8, 2] for 16 ranks: the first within a node). A prime
-// number of ranks stays one dimension (every collective is then on the
-// world group). `degrees` are the axes' degrees in rank order, stages last.
-std::vector<int64_t> default_network_dims(const std::vector<int64_t>& degrees,
-                                          int64_t gpus_per_node);
-
 // --network_dims "2,4": whole numbers >= 2, separated by commas, whose
 // product is `ranks`, at least two unless `ranks` is prime. Throws
 // UsageError naming the flag and the fix.
 std::vector<int64_t> parse_network_dims(std::string_view text, int64_t ranks);
-
-// Bandwidth of each dimension: within a node while the product of the
-// dimensions up to it is at most gpus_per_node, across nodes after.
-std::vector<double> dimension_bandwidths(const std::vector<int64_t>& dims,
-                                         const AstraSimMachine& machine);
 
 struct AstraSimFiles {
   std::string network_yml, system_json, memory_json, run_sh;
@@ -66,7 +55,7 @@ inline constexpr const char* kRunScript = "run.sh";
 // `trace_prefix` is ASTRA-sim's --workload-configuration relative to the
 // output directory (rank r's file is PREFIX.r.et), `comm_group_name` the
 // comm-group file's name there.
-AstraSimFiles astra_sim_files(const std::vector<int64_t>& dims, const AstraSimMachine& machine,
+AstraSimFiles astra_sim_files(const NetworkShape& shape, const AstraSimMachine& machine,
                               const std::string& trace_prefix, const std::string& comm_group_name,
                               int64_t ranks);
 

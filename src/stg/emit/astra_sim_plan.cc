@@ -7,6 +7,7 @@
 #include "stg/hardware/roofline.h"
 #include "stg/io/output_files.h"
 #include "stg/io/output_names.h"
+#include "stg/mesh/axes.h"
 
 namespace stg::emit {
 
@@ -49,13 +50,17 @@ AstraSimPlan plan_astra_sim(const Options& o, const std::string& rank_pattern,
   require(path.find("empty") == std::string::npos,
           "--astra_sim: ASTRA-sim ignores a comm-group file whose path contains 'empty' (" + path +
               "): choose an output directory without that word");
+  const int64_t gpus_per_node = machine_of(o).gpus_per_node;
   if (!o.network_dims.empty()) {
-    plan.dims = parse_network_dims(o.network_dims, ranks);
+    plan.shape = given_network_shape(parse_network_dims(o.network_dims, ranks), gpus_per_node);
   } else {
-    std::vector<int64_t> degrees;
-    for (const mesh::MeshAxis& a : mesh.axes()) degrees.push_back(a.degree);
-    degrees.push_back(mesh.stages());
-    plan.dims = default_network_dims(degrees, machine_of(o).gpus_per_node);
+    std::vector<PlacedAxis> axes;
+    for (const mesh::MeshAxis& a : mesh.axes()) {
+      const int row = mesh::find_axis(a.name);
+      axes.push_back({a.degree, row < 0 ? mesh::kNumAxes : mesh::kAxes[row].node_place});
+    }
+    axes.push_back({mesh.stages(), mesh::kAxes[mesh::stage_row()].node_place});
+    plan.shape = default_network_shape(axes, gpus_per_node);
   }
   if (units == Units::kStg)
     notes.push_back(
@@ -65,7 +70,7 @@ AstraSimPlan plan_astra_sim(const Options& o, const std::string& rank_pattern,
   const std::string first = io::expand_rank(rank_pattern, 0);
   const std::string prefix = first.substr(0, first.size() - std::string(".0.et").size());
   const AstraSimFiles f =
-      astra_sim_files(plan.dims, machine_of(o), prefix, comm_group_name, ranks);
+      astra_sim_files(plan.shape, machine_of(o), prefix, comm_group_name, ranks);
   plan.files = {{kNetworkFile, f.network_yml},
                 {kSystemFile, f.system_json},
                 {kMemoryFile, f.memory_json},

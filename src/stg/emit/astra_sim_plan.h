@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "stg/emit/network_shape.h"
 #include "stg/lower/stage_graph.h"
 #include "stg/mesh/mesh.h"
 #include "stg/options.h"
@@ -21,7 +22,7 @@ struct AstraSimFile {
 };
 
 struct AstraSimPlan {
-  std::vector<int64_t> dims;  // the network's dimensions
+  NetworkShape shape;  // the network's dimensions, inside a node or across
   // network.yml, system.json, memory.json, run.sh.
   std::vector<AstraSimFile> files;
 };

@@ -201,6 +201,10 @@ void append_node(std::string& out, const LoweredNode& n, const RankBinding& rank
       append_int(out, n.num_ops_at(0));
       append_key(out, "tensor_size");
       append_int(out, n.tensor_size_at(0));
+      if (const uint64_t micros = n.duration_micros_at(0)) {
+        append_key(out, "duration_micros");
+        append_int(out, micros);
+      }
       break;
     case NodeKind::kColl:
       append_key(out, "comm_size");

@@ -89,6 +89,7 @@ int fill_node_v004(pb::Node& out, const LoweredNode& n, const RankBinding& rank,
   int var_attr = -1;
   switch (n.kind) {
     case NodeKind::kComp:
+      if (const uint64_t micros = n.duration_micros_at(0)) out.set_duration_micros(micros);
       add_attr(out, "num_ops")->set_int64_val(n.num_ops_at(0));
       add_attr(out, "tensor_size")->set_uint64_val(n.tensor_size_at(0));
       if (full) add_attr(out, "op_type")->set_string_val(n.op_type);

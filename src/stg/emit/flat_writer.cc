@@ -22,6 +22,7 @@ constexpr char kNameTag = (2 << 3) | 2;      // Node.name
 constexpr char kTypeTag = (3 << 3) | 0;      // Node.type
 constexpr char kCtrlDepsTag = (4 << 3) | 2;  // Node.ctrl_deps, packed
 constexpr char kDataDepsTag = (5 << 3) | 2;  // Node.data_deps, packed
+constexpr char kDurationTag = (7 << 3) | 0;  // Node.duration_micros
 // AttributeProto.string_list (field 30, a 2-byte varint tag).
 constexpr char kAttrStringListTag[] = {static_cast<char>(((30 << 3) | 2) | 0x80), 0x01};
 constexpr char kListValueTag = (1 << 3) | 2;  // StringList.values
@@ -233,6 +234,11 @@ class FlatStageWriter::Encoder {
     deps_.clear();
     stage.data_deps(t, mb, deps_, step);
     packed(kDataDepsTag, deps_);
+    // --compute_time model: the kernel model's time, in this decode step.
+    if (const uint64_t micros = stage.one().nodes[t].duration_micros_at(step)) {
+      body_ += kDurationTag;
+      detail::append_varint(body_, micros);
+    }
     for (uint32_t p = code.first_piece; p < code.first_piece + code.pieces; ++p) {
       const Piece& piece = w_.pieces_[p];
       switch (piece.kind) {

@@ -24,6 +24,9 @@ struct Gpu {
   double scale_up_gbps;
   const char* scale_up;  // its name, e.g. "NVLink 4"
   double scale_out_gbps;  // per GPU, per direction (its NIC)
+  // Streaming multiprocessors (compute units on AMD): the waves a matrix
+  // product's tiles run in (hardware/kernel_model.h).
+  int sms;
 };
 
 // Every row, in --help's order.

@@ -79,6 +79,7 @@ StageGraph expand(const FlatStage& stage) {
       copy.y_tensor_size = node.y_tensor_size_at(step);
       copy.comm_size = node.comm_size_at(step);
       copy.state_bytes_read = node.state_bytes_read_at(step);
+      copy.kernel_seconds += static_cast<double>(step) * node.growth.kernel_seconds;
       copy.growth = {};
       copy.first_step_num_ops = 0;
       copy.first_step_tensor_size = 0;

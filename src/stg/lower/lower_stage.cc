@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "stg/lower/fold_token_copy.h"
+#include "stg/lower/kernel_of_op.h"
 #include "stg/lower/node_order.h"
 #include "stg/util/graph_algo.h"
 
@@ -239,9 +240,27 @@ class StageLowering {
       if (x.x2 >= 0) read(x.x2, *x.x2_shape);
     }
     n.op_type = graph::op_code(x.op);
+    if (options_.kernel_model) n.kernel_seconds = kernel_seconds(t);
     for (int in : {x.x1, x.x2})
       if (in >= 0) n.inputs.push_back(origin_info(in));
     n.outputs.push_back(info(t));
+  }
+
+  // The op's time under the kernel model (lower/kernel_of_op.h).
+  double kernel_seconds(int t) {
+    const Tensor& x = g_[t];
+    const graph::OpResult& r = g_.result(t);
+    const auto what = [&] { return "operation count of " + x.id(); };
+    const bool own_flops = x.op == graph::Op::kCustom && !x.flops.is_zero();
+    const double ops =
+        static_cast<double>(own_flops ? count(x.flops, what) : count(r.num_ops, what));
+    const int64_t bytes = x.element_bytes > 0 ? x.element_bytes : options_.kernel_element_bytes;
+    const DimValue dim = [&](const expr::Expr& d) {
+      const expr::Rational v = dim_value(d, x.id());
+      return static_cast<double>(v.num()) / static_cast<double>(v.den());
+    };
+    return op_kernel_seconds(*options_.kernel_model, kernel_of_op(x, r.y_shape, ops, bytes, dim),
+                             bytes);
   }
 
   int node(int producer) const {

@@ -6,14 +6,16 @@
 // the only inputs read across stages are those of RECV ops.
 #pragma once
 
+#include <optional>
 #include <vector>
 
 #include "stg/graph/graph.h"
+#include "stg/hardware/kernel_model.h"
+#include "stg/hardware/roofline.h"
 #include "stg/lower/io_info.h"
 #include "stg/lower/node_order.h"
 #include "stg/lower/schedule.h"
 #include "stg/lower/stage_graph.h"
-#include "stg/hardware/roofline.h"
 
 namespace stg::lower {
 
@@ -54,6 +56,11 @@ struct LowerOptions {
   // that runs in 0 ns at it is folded into the next node
   // (lower/fold_token_copy.h).
   hardware::RooflineFigures roofline;
+  // --compute_time model: each compute node's time under the kernel model
+  // (LoweredNode::kernel_seconds; lower/kernel_of_op.h), its elements of
+  // `kernel_element_bytes` (the trace's --dtype whatever the units).
+  std::optional<hardware::KernelFigures> kernel_model;
+  int64_t kernel_element_bytes = 2;
 };
 
 // `members`: the stage's tensors in graph order.

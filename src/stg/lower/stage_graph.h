@@ -11,6 +11,7 @@
 
 #include "stg/graph/comm.h"
 #include "stg/graph/tensor.h"
+#include "stg/hardware/kernel_model.h"
 #include "stg/mesh/peer.h"
 
 namespace stg {
@@ -81,6 +82,7 @@ struct StepGrowth {
   int64_t y_tensor_size = 0;
   int64_t comm_size = 0;
   int64_t state_bytes_read = 0;
+  double kernel_seconds = 0;  // follows the sizes; not a size of its own
   bool any() const {
     return num_ops != 0 || tensor_size != 0 || y_tensor_size != 0 || comm_size != 0 ||
            state_bytes_read != 0;
@@ -109,6 +111,9 @@ struct LoweredNode {
   // weights and from persistent state (a KV cache).
   uint64_t weight_bytes_read = 0;
   uint64_t state_bytes_read = 0;
+  // kComp under --compute_time model: the kernel model's time (0: none;
+  // lower/kernel_of_op.h), written as duration_micros.
+  double kernel_seconds = 0;
 
   // kColl
   CollType coll = CollType::kAllReduce;
@@ -155,6 +160,13 @@ struct LoweredNode {
     return y_tensor_size + step * growth.y_tensor_size;
   }
   int64_t comm_size_at(int64_t step) const { return comm_size + step * growth.comm_size; }
+  // duration_micros in decode step `step` (0 without the kernel model):
+  // the time grows linearly with the context, as the sizes it follows do.
+  uint64_t duration_micros_at(int64_t step) const {
+    if (kernel_seconds <= 0) return 0;
+    return hardware::duration_micros(kernel_seconds +
+                                     static_cast<double>(step) * growth.kernel_seconds);
+  }
   uint64_t state_bytes_read_at(int64_t step) const {
     return state_bytes_read + static_cast<uint64_t>(step * growth.state_bytes_read);
   }

@@ -44,6 +44,7 @@ void add_step_growth(StageGraph& one, const StageGraph& next, const StageGraph* 
     g.comm_size = m.comm_size - n.comm_size;
     g.state_bytes_read =
         static_cast<int64_t>(m.state_bytes_read) - static_cast<int64_t>(n.state_bytes_read);
+    g.kernel_seconds = m.kernel_seconds - n.kernel_seconds;
     if (m.weight_bytes_read != n.weight_bytes_read)
       unsupported(one, n, "reads weights whose size depends on the context length");
     if (g.any() && !n.per_step) unsupported(one, n, "grows with the context but is no decode step");

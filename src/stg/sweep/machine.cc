@@ -1,6 +1,8 @@
 #include "stg/sweep/machine.h"
 
 #include "stg/emit/astra_sim_inputs.h"
+#include "stg/hardware/gpus.h"
+#include "stg/hardware/kernel_model.h"
 
 namespace stg::sweep {
 
@@ -16,7 +18,11 @@ constexpr int64_t kActiveChunks = 2;
 }  // namespace
 
 ComputeFigures compute_figures(const Options& o) {
-  return {emit::machine_of(o).peak_tflops * 1e12, kPlaceholderEfficiency};
+  // The plans know FLOPs, not kernels: all of them at the sustained
+  // fraction of a large matrix product (without --gpu, the H100's).
+  const hardware::Gpu& gpu = o.gpu ? *o.gpu : *hardware::find_gpu("h100-sxm");
+  const double fraction = hardware::kernel_figures(gpu, o.dtype == DType::kFp8).gemm_fraction;
+  return {emit::machine_of(o).peak_tflops * 1e12, fraction};
 }
 
 NetworkFigures network_figures(const Options& o) {

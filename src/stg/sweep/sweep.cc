@@ -7,7 +7,7 @@
 #include <mutex>
 #include <thread>
 
-#include "stg/emit/astra_sim_inputs.h"
+#include "stg/emit/network_shape.h"
 #include "stg/frameworks/registry.h"
 #include "stg/lower/schedule.h"
 #include "stg/models/families/registry.h"
@@ -152,10 +152,7 @@ struct StageSums {
 // How an axis name's traffic is charged (plan_time.h): the members of one of
 // its groups, whether each group lies inside one scale-up domain, whether
 // it overlaps the backward. A name's words that are axis labels name its
-// rows ("dp x cp", "cp p2p", "pp"); under the rank numbering of
-// mesh/rank_layout.h a group of those rows spans the ranks of every row up
-// to the slowest-varying of them (as the network's dimensions of
-// emit/astra_sim_inputs.h do). A name of no row (Megatron-LM's
+// rows ("dp x cp", "cp p2p", "pp"). A name of no row (Megatron-LM's
 // tied-embedding group of the first and last stage) is two ranks apart.
 AxisLoad axis_shape(const std::string& name, const mesh::Degrees& degree, int64_t gpus,
                     int64_t scale_up_gpus) {
@@ -171,22 +168,25 @@ AxisLoad axis_shape(const std::string& name, const mesh::Degrees& degree, int64_
     a.members = 2;
     return a;
   }
-  int slowest = 0;
+  // Megatron-LM's placement (emit/network_shape.h): a node is filled with
+  // the axes in node order, so a group lies in one node when the axes up
+  // to its last one multiply to at most a node's GPUs.
+  int last = 0;
   for (int r : rows) {
     a.members *= degree.row(r);
-    slowest = std::max(slowest, mesh::kAxes[r].rank_place);
+    last = std::max(last, mesh::kAxes[r].node_place);
   }
   int64_t span = 1;
   for (int r = 0; r < mesh::kNumAxes; ++r)
-    if (mesh::kAxes[r].rank_place <= slowest) span *= degree.row(r);
+    if (mesh::kAxes[r].node_place <= last) span *= degree.row(r);
   a.scale_up = span <= scale_up_gpus;
   if (a.members == gpus && gpus > 1) {
     // Every rank: the network's dimensions, as --astra_sim writes them.
-    std::vector<int64_t> degrees;
-    for (int r : mesh::rank_order()) degrees.push_back(degree.row(r));
-    a.world_dims = emit::default_network_dims(degrees, scale_up_gpus);
-    int64_t reach = 1;
-    for (int64_t d : a.world_dims) a.world_scale_up.push_back((reach *= d) <= scale_up_gpus);
+    std::vector<emit::PlacedAxis> axes;
+    for (int r : mesh::rank_order()) axes.push_back({degree.row(r), mesh::kAxes[r].node_place});
+    const emit::NetworkShape shape = emit::default_network_shape(axes, scale_up_gpus);
+    a.world_dims = shape.dims;
+    a.world_scale_up = shape.in_node;
   }
   a.overlaps_backward = rows[0] == kDataRow && !report::point_to_point(name);
   return a;

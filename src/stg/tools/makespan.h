@@ -42,6 +42,10 @@ struct MakespanOptions {
   // roofline off, a compute node its duration_micros. `roofline` stays the
   // caller's (set it from the system file's figures to match ASTRA-sim).
   std::shared_ptr<const AstraSimConfig> network;
+  // A compute node takes its duration_micros, as with a network whose
+  // roofline is off (--print_makespan under --compute_time model without
+  // --astra_sim's system file).
+  bool durations = false;
 };
 
 struct MakespanResult {

@@ -27,9 +27,10 @@ RankNodeKind kind_of(NodeKind k) {
 }
 
 // A compute node's time: its roofline time, or with a network description
-// whose roofline is off, its duration (ASTRA-sim replays 1 ns for 0).
+// whose roofline is off (or MakespanOptions::durations), its duration
+// (ASTRA-sim replays 1 ns for 0).
 double compute_time(const TraceNode& t, const MakespanOptions& o) {
-  if (o.network && !o.network->system.roofline_enabled)
+  if (o.durations || (o.network && !o.network->system.roofline_enabled))
     return t.duration_micros == 0 ? 1.0 : static_cast<double>(t.duration_micros) * 1000;
   if (t.tensor_size.value_or(0) == 0) return 0;
   return static_cast<double>(
