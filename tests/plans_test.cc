@@ -41,11 +41,7 @@ Options small(const std::string& type, const std::string& framework = "reference
 // The plan of `row` as generate's options.
 Options options_of(const Options& base, const PlanRow& row) {
   Options o = base;
-  o.degree["dp"] = row.dp;
-  o.degree["tp"] = row.tp;
-  o.degree["sp"] = row.cp;
-  o.degree["ep"] = row.ep;
-  o.degree["pp"] = row.pp;
+  o.degree = row.degree;
   o.virtual_stages = row.virtual_stages;
   o.micro_batch = row.micro_batch;
   o.zero_stage = row.zero_stage;
@@ -64,9 +60,10 @@ void expect_plans_match_runs(const Options& base, int64_t gpus, size_t samples,
   for (size_t i = 0; i < sweep.plans.size(); i += stride) {
     const PlanRow& row = sweep.plans[i];
     SCOPED_TRACE(::testing::Message()
-                 << "dp " << row.dp << " tp " << row.tp << " pp " << row.pp << " cp " << row.cp
-                 << " ep " << row.ep << " vp " << row.virtual_stages << " micro_batch "
-                 << row.micro_batch << " zero " << row.zero_stage);
+                 << "dp " << row.degree["dp"] << " tp " << row.degree["tp"] << " pp "
+                 << row.degree["pp"] << " cp " << row.degree["sp"] << " ep " << row.degree["ep"]
+                 << " vp " << row.virtual_stages << " micro_batch " << row.micro_batch << " zero "
+                 << row.zero_stage);
     const stg::PlanSummary run = stg::plan(options_of(base, row));
     double memory = 0;
     for (const stg::report::StageMemory& m : run.memory) memory = std::max(memory, m.total());
@@ -151,7 +148,8 @@ TEST(Plans, PlansLeftOutAreRefused) {
   const stg::sweep::SweepResult sweep = stg::sweep::sweep(base, {8, {}, 1});
   std::set<std::tuple<int64_t, int64_t, int64_t, int64_t, int, int64_t, int>> listed;
   for (const PlanRow& r : sweep.plans)
-    listed.insert({r.dp, r.tp, r.pp, r.cp, r.virtual_stages, r.micro_batch, r.zero_stage});
+    listed.insert({r.degree["dp"], r.degree["tp"], r.degree["pp"], r.degree["sp"], r.virtual_stages,
+                   r.micro_batch, r.zero_stage});
   int refused = 0;
   for (int64_t tp : {1, 2, 4, 8})
     for (int64_t cp : {1, 2, 4, 8})
@@ -164,7 +162,8 @@ TEST(Plans, PlansLeftOutAreRefused) {
               if ((v > 1 && pp == 1) || (zero > 0 && dp == 1) || (v > 1 && pp * v > 4)) continue;
               if (listed.count({dp, tp, pp, cp, v, m, zero})) continue;
               PlanRow row;
-              row.dp = dp, row.tp = tp, row.pp = pp, row.cp = cp, row.virtual_stages = v;
+              row.degree["dp"] = dp, row.degree["tp"] = tp, row.degree["pp"] = pp;
+              row.degree["sp"] = cp, row.virtual_stages = v;
               row.micro_batch = m, row.zero_stage = zero;
               EXPECT_THROW(stg::plan(options_of(base, row)), stg::UsageError)
                   << "dp " << dp << " tp " << tp << " pp " << pp << " cp " << cp << " vp " << v

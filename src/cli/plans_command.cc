@@ -22,37 +22,23 @@ using stg::sweep::PlanRow;
 
 constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
 
-double axis_bytes(const PlanRow& r, const std::string& axis) {
-  const auto it = r.bytes.find(axis);
-  return it == r.bytes.end() ? 0 : it->second;
+namespace mesh = stg::mesh;
+
+// The axis label an axis name of the traffic counts under: its first word
+// when that is an axis's label (Megatron-LM's gradient group "dp x cp"
+// under dp, ring attention's "cp p2p" under cp), else none ("": the
+// tied-embedding group, ...).
+std::string column_label(const std::string& axis) {
+  const std::string first = axis.substr(0, axis.find(' '));
+  for (const mesh::AxisSpec& a : mesh::kAxes)
+    if (first == a.label) return first;
+  return "";
 }
 
-// The columns' axes: dp with Megatron-LM's gradient group over dp x cp,
-// cp with ring attention's sends.
-const std::map<std::string, std::vector<std::string>>& column_axes() {
-  static const std::map<std::string, std::vector<std::string>> axes = {{"dp", {"dp", "dp x cp"}},
-                                                                       {"tp", {"tp"}},
-                                                                       {"cp", {"cp", "cp p2p"}},
-                                                                       {"ep", {"ep"}},
-                                                                       {"pp", {"pp"}}};
-  return axes;
-}
-
-double column_bytes(const PlanRow& r, const std::string& column) {
+double column_bytes(const PlanRow& r, const std::string& label) {
   double sum = 0;
-  for (const std::string& axis : column_axes().at(column)) sum += axis_bytes(r, axis);
-  return sum;
-}
-
-// Traffic on no column's axes: Megatron-LM's tied-embedding group, ...
-double other_bytes(const PlanRow& r) {
-  double sum = 0;
-  for (const auto& [axis, bytes] : r.bytes) {
-    bool named = false;
-    for (const auto& [column, axes] : column_axes())
-      named |= std::find(axes.begin(), axes.end(), axis) != axes.end();
-    if (!named) sum += bytes;
-  }
+  for (const auto& [axis, bytes] : r.bytes)
+    if (column_label(axis) == label) sum += bytes;
   return sum;
 }
 
@@ -64,44 +50,70 @@ double comm_bytes(const PlanRow& r) {
 
 // The columns: name, value, whether it is printed in the text table.
 struct Column {
-  const char* name;
+  std::string name;
   std::function<double(const PlanRow&)> value;
   bool in_table;
   int decimals;
 };
 
+// The axis rows in the order of their degree columns (AxisSpec::plans_column).
+std::vector<int> degree_column_rows() {
+  std::vector<int> rows;
+  for (int r = 0; r < mesh::kNumAxes; ++r) rows.push_back(r);
+  std::sort(rows.begin(), rows.end(),
+            [](int a, int b) { return mesh::kAxes[a].plans_column < mesh::kAxes[b].plans_column; });
+  return rows;
+}
+
+std::vector<Column> make_columns() {
+  std::vector<Column> c;
+  for (int r : degree_column_rows())
+    c.push_back(
+        {mesh::kAxes[r].label, [r](const PlanRow& p) { return double(p.degree.row(r)); }, true, 0});
+  c.insert(
+      c.end(),
+      {
+          {"virtual_stages", [](const PlanRow& r) { return double(r.virtual_stages); }, true, 0},
+          {"micro_batch", [](const PlanRow& r) { return double(r.micro_batch); }, true, 0},
+          {"zero_stage", [](const PlanRow& r) { return double(r.zero_stage); }, true, 0},
+          {"micro_batches", [](const PlanRow& r) { return double(r.micro_batches); }, false, 0},
+          {"memory_gib", [](const PlanRow& r) { return r.memory / kGiB; }, true, 2},
+          {"params_gib", [](const PlanRow& r) { return r.params / kGiB; }, false, 3},
+          {"grads_gib", [](const PlanRow& r) { return r.grads / kGiB; }, false, 3},
+          {"optimizer_gib", [](const PlanRow& r) { return r.optimizer / kGiB; }, false, 3},
+          {"activations_gib", [](const PlanRow& r) { return r.activations / kGiB; }, true, 2},
+          {"tflop", [](const PlanRow& r) { return r.flops / 1e12; }, true, 1},
+      });
+  // Traffic by axis in rank order (the stages last), then what no axis has
+  // (Megatron-LM's tied-embedding group, ...).
+  for (int r : mesh::rank_order()) {
+    const std::string label = mesh::kAxes[r].label;
+    c.push_back({label + "_gib",
+                 [label](const PlanRow& p) { return column_bytes(p, label) / kGiB; }, true, 2});
+  }
+  c.insert(c.end(),
+           {
+               {"other_gib", [](const PlanRow& r) { return column_bytes(r, "") / kGiB; }, false, 3},
+               {"comm_gib", [](const PlanRow& r) { return comm_bytes(r) / kGiB; }, true, 2},
+               {"bubble", [](const PlanRow& r) { return r.bubble; }, true, 4},
+               // The predicted step time and its parts (sweep/plan_time.h).
+               {"time_s", [](const PlanRow& r) { return r.time.total; }, true, 3},
+               {"compute_s", [](const PlanRow& r) { return r.time.compute; }, false, 4},
+               {"exposed_comm_s", [](const PlanRow& r) { return r.time.exposed; }, false, 4},
+               {"dp_tail_s", [](const PlanRow& r) { return r.time.overlapped_tail; }, false, 4},
+               {"bubble_s", [](const PlanRow& r) { return r.time.bubble; }, false, 4},
+           });
+  return c;
+}
+
 const std::vector<Column>& columns() {
-  static const std::vector<Column> c = {
-      {"dp", [](const PlanRow& r) { return double(r.dp); }, true, 0},
-      {"tp", [](const PlanRow& r) { return double(r.tp); }, true, 0},
-      {"pp", [](const PlanRow& r) { return double(r.pp); }, true, 0},
-      {"cp", [](const PlanRow& r) { return double(r.cp); }, true, 0},
-      {"ep", [](const PlanRow& r) { return double(r.ep); }, true, 0},
-      {"virtual_stages", [](const PlanRow& r) { return double(r.virtual_stages); }, true, 0},
-      {"micro_batch", [](const PlanRow& r) { return double(r.micro_batch); }, true, 0},
-      {"zero_stage", [](const PlanRow& r) { return double(r.zero_stage); }, true, 0},
-      {"micro_batches", [](const PlanRow& r) { return double(r.micro_batches); }, false, 0},
-      {"memory_gib", [](const PlanRow& r) { return r.memory / kGiB; }, true, 2},
-      {"params_gib", [](const PlanRow& r) { return r.params / kGiB; }, false, 3},
-      {"grads_gib", [](const PlanRow& r) { return r.grads / kGiB; }, false, 3},
-      {"optimizer_gib", [](const PlanRow& r) { return r.optimizer / kGiB; }, false, 3},
-      {"activations_gib", [](const PlanRow& r) { return r.activations / kGiB; }, true, 2},
-      {"tflop", [](const PlanRow& r) { return r.flops / 1e12; }, true, 1},
-      {"dp_gib", [](const PlanRow& r) { return column_bytes(r, "dp") / kGiB; }, true, 2},
-      {"tp_gib", [](const PlanRow& r) { return column_bytes(r, "tp") / kGiB; }, true, 2},
-      {"cp_gib", [](const PlanRow& r) { return column_bytes(r, "cp") / kGiB; }, true, 2},
-      {"ep_gib", [](const PlanRow& r) { return column_bytes(r, "ep") / kGiB; }, true, 2},
-      {"pp_gib", [](const PlanRow& r) { return column_bytes(r, "pp") / kGiB; }, true, 2},
-      {"other_gib", [](const PlanRow& r) { return other_bytes(r) / kGiB; }, false, 3},
-      {"comm_gib", [](const PlanRow& r) { return comm_bytes(r) / kGiB; }, true, 2},
-      {"bubble", [](const PlanRow& r) { return r.bubble; }, true, 4},
-  };
+  static const std::vector<Column> c = make_columns();
   return c;
 }
 
 std::string column_names() {
   std::string names;
-  for (const Column& c : columns()) names += (names.empty() ? "" : ", ") + std::string(c.name);
+  for (const Column& c : columns()) names += (names.empty() ? "" : ", ") + c.name;
   return names;
 }
 
@@ -124,7 +136,9 @@ void add_plans_flags(CLI::App& app, PlansRequest& r) {
       "generate's; a degree flag (--tp 8) keeps only plans with it.");
   r.flags.integers.add(app, "--gpus", r.gpus, "GPUs (ranks) of every plan", stg::kMaxRanks,
                        "an integer from 1 to " + std::to_string(stg::kMaxRanks), 1);
-  app.add_option("--sort", r.sort, "column to sort by, ascending: " + column_names());
+  app.add_option("--sort", r.sort,
+                 "column to sort by, ascending: " + column_names() +
+                     " (time: time_s, the predicted step time on --gpu)");
   app.add_option("--fits_gb", r.fits_gb, "drop plans whose memory per rank exceeds X GiB")
       ->check(kPositive);
   app.add_flag("--csv", r.csv, "print CSV with every column, for scripts");
@@ -138,6 +152,7 @@ void parse(CLI::App& app, PlansRequest& r, const std::vector<std::string>& args)
   parse_generate_flags(app, r.flags.integers, "stg plans", args);
   if (r.csv && r.flags.json)
     throw stg::UsageError("--csv and --json are two formats: give one of them");
+  if (r.sort == "time") r.sort = "time_s";
   if (app.count("--gpus") == 0)
     throw stg::UsageError("--gpus is required: give the GPU count, e.g. --gpus 64");
   if (std::none_of(columns().begin(), columns().end(),
@@ -149,15 +164,13 @@ void parse(CLI::App& app, PlansRequest& r, const std::vector<std::string>& args)
         "drop it");
   apply_text_flags(r.flags);
   const stg::Options& o = r.flags.options;
-  auto fix = [&](const char* name, std::initializer_list<const char*> flags, int64_t value) {
+  auto fix = [&](const std::string& name, std::initializer_list<const char*> flags, int64_t value) {
     for (const char* f : flags)
-      if (app.count(f)) r.sweep.fixed[name] = value;
+      if (*f && app.count(f)) r.sweep.fixed[name] = value;
   };
-  fix("dp", {"--dp"}, o.degree["dp"]);
-  fix("tp", {"--tp"}, o.degree["tp"]);
-  fix("cp", {"--sp", "--cp"}, o.degree["sp"]);
-  fix("pp", {"--pp"}, o.degree["pp"]);
-  fix("ep", {"--ep"}, o.degree["ep"]);
+  // A degree flag (its alias counted with it) or its other spelling.
+  for (int a = 0; a < mesh::kNumAxes; ++a)
+    fix(mesh::kAxes[a].label, {mesh::kAxes[a].flag, mesh::kAxes[a].spelling}, o.degree.row(a));
   fix("virtual_stages", {"--virtual_stages"}, o.virtual_stages);
   fix("micro_batch", {"--micro_batch"}, o.micro_batch.value_or(0));
   fix("zero_stage", {"--zero_stage"}, o.zero_stage.value_or(0));
@@ -189,7 +202,7 @@ std::string cell(const Column& c, const PlanRow& r) {
 
 void print_csv(const std::vector<PlanRow>& plans) {
   std::string line;
-  for (const Column& c : columns()) line += (line.empty() ? "" : ",") + std::string(c.name);
+  for (const Column& c : columns()) line += (line.empty() ? "" : ",") + c.name;
   std::printf("%s,schedule\n", line.c_str());
   for (const PlanRow& p : plans) {
     line.clear();
@@ -203,8 +216,8 @@ void print_table(const std::vector<PlanRow>& plans) {
   for (const Column& c : columns())
     if (c.in_table) {
       char head[64];
-      std::snprintf(head, sizeof head, "%*s",
-                    std::max<int>(6, static_cast<int>(std::string(c.name).size())), c.name);
+      std::snprintf(head, sizeof head, "%*s", std::max<int>(6, static_cast<int>(c.name.size())),
+                    c.name.c_str());
       line += (line.empty() ? "" : " ") + std::string(head);
     }
   std::printf("%s\n", line.c_str());
@@ -213,8 +226,7 @@ void print_table(const std::vector<PlanRow>& plans) {
     for (const Column& c : columns())
       if (c.in_table) {
         char text[64];
-        std::snprintf(text, sizeof text, "%*s",
-                      std::max<int>(6, static_cast<int>(std::string(c.name).size())),
+        std::snprintf(text, sizeof text, "%*s", std::max<int>(6, static_cast<int>(c.name.size())),
                       cell(c, p).c_str());
         line += (line.empty() ? "" : " ") + std::string(text);
       }

@@ -43,6 +43,17 @@ class PlansTest(unittest.TestCase):
             self.assertAlmostEqual(r["bubble"], (r["pp"] - 1) /
                                    (r["virtual_stages"] * r["micro_batches"] + r["pp"] - 1))
 
+    def test_sort_by_time(self):
+        rows = stg.plans(gpus=8, sort="time", **MODEL)
+        times = [r["time_s"] for r in rows]
+        self.assertTrue(times)
+        self.assertEqual(times, sorted(times))
+        # Its parts: the stage's busy time, the bubble and dp's tail.
+        for r in rows:
+            self.assertAlmostEqual(r["time_s"], r["compute_s"] + r["exposed_comm_s"] +
+                                   r["dp_tail_s"] + r["bubble_s"], places=2)
+            self.assertGreater(r["compute_s"], 0)
+
     def test_fits_and_fixed_degrees(self):
         rows = stg.plans(gpus=8, tp=2, fits_gb=0.05, **MODEL)
         self.assertTrue(rows)

@@ -41,22 +41,24 @@ struct AxisSpec {
   // order tp, cp, ep, dp, pp puts whole tensor-parallel groups on NVLink
   // (--astra_sim's network, emit/network_shape.h).
   int node_place;
+  // Place of its degree among `stg plans`' columns, 0 first.
+  int plans_column;
 };
 
 // In --help order.
 inline constexpr AxisSpec kAxes[] = {
     {"dp", "--dp", "", "", "data-parallel degree", "dp", "dp", AxisKind::kData, 0, "dp", false,
-     true, 3},
+     true, 3, 0},
     // --mp is the reference's older name for tp.
     {"tp", "--tp", "--mp", "", "tensor-parallel degree (alias --mp)", "tp", "tp", AxisKind::kTensor,
-     1, "tp", false, false, 0},
+     1, "tp", false, false, 0, 1},
     // Context parallelism: --sp is the reference's spelling, --cp Megatron's.
     {"sp", "--sp", "", "--cp", "context-parallel degree (--cp; the reference's --sp)", "cp", "sp",
-     AxisKind::kSequence, 2, "cp", false, false, 1},
+     AxisKind::kSequence, 2, "cp", false, false, 1, 3},
     {"pp", "--pp", "", "", "pipeline-parallel degree (stages)", "pp", "pp", AxisKind::kStage, 4,
-     "pp", false, false, 4},
+     "pp", false, false, 4, 2},
     {"ep", "--ep", "", "", "expert-parallel degree (moe)", "ep", "ep", AxisKind::kExpert, 3, "ep",
-     true, true, 2},
+     true, true, 2, 4},
 };
 inline constexpr int kNumAxes = static_cast<int>(std::size(kAxes));
 

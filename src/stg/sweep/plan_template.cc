@@ -1,5 +1,6 @@
 #include "stg/sweep/plan_template.h"
 
+#include <algorithm>
 #include <set>
 
 #include "stg/frameworks/framework.h"
@@ -21,18 +22,29 @@ struct PartSums {
   struct FlowSums {
     int64_t ops_per_micro_batch = 0, ops_once = 0;
     expr::Expr per_micro_batch, once;
+    std::array<int64_t, 4> kind_ops_per_micro_batch{}, kind_ops_once{};
+    std::array<expr::Expr, 4> kind_per_micro_batch, kind_once;
   };
   std::map<std::string, std::array<FlowSums, 2>> axes;
   expr::Expr params, grads, optimizer, kept_here, kept_next, kept_both;
 };
 
-void add(PartSums::FlowSums& f, bool per_micro_batch, const expr::Expr& bytes) {
+// `kind`: the collective's graph::CollType, or -1 for a send.
+void add(PartSums::FlowSums& f, bool per_micro_batch, const expr::Expr& bytes, int kind = -1) {
   if (per_micro_batch) {
     ++f.ops_per_micro_batch;
     f.per_micro_batch = f.per_micro_batch + bytes;
   } else {
     ++f.ops_once;
     f.once = f.once + bytes;
+  }
+  if (kind < 0) return;
+  if (per_micro_batch) {
+    ++f.kind_ops_per_micro_batch[kind];
+    f.kind_per_micro_batch[kind] = f.kind_per_micro_batch[kind] + bytes;
+  } else {
+    ++f.kind_ops_once[kind];
+    f.kind_once[kind] = f.kind_once[kind] + bytes;
   }
 }
 
@@ -46,6 +58,15 @@ expr::Expr times(const expr::Expr& e, double factor) {
 
 }  // namespace
 
+TemplateKey template_key(const mesh::Degrees& degree, int zero_stage) {
+  TemplateKey key;
+  for (int r = 0; r < mesh::kNumAxes; ++r)
+    key.degree[r] =
+        free_degree(mesh::kAxes[r]) ? std::min<int64_t>(degree.row(r), 2) : degree.row(r);
+  key.zero_stage = zero_stage;
+  return key;
+}
+
 namespace {
 
 // The template's flags: the key's degrees (dp and pp 1 or 2), any valid
@@ -53,14 +74,14 @@ namespace {
 Options template_options(const Options& base, const TemplateKey& key, int blocks) {
   Options o = base;
   o.num_stacks = blocks;
-  o.degree["tp"] = key.tp;
-  o.degree["sp"] = key.cp;
-  o.degree["ep"] = key.ep;
-  o.degree["dp"] = key.dp_above_one ? 2 : 1;
-  o.degree["pp"] = key.pp_above_one ? 2 : 1;
+  for (int r = 0; r < mesh::kNumAxes; ++r) o.degree.row(r) = key.degree[r];
   o.weight_sharded = false;
   o.zero_stage = key.zero_stage;
-  o.batch = o.micro_batch = o.degree["dp"] * o.degree["ep"];
+  // A micro-batch of whole sequences on every rank of the axes that split it.
+  int64_t split = 1;
+  for (int r = 0; r < mesh::kNumAxes; ++r)
+    if (mesh::kAxes[r].splits_batch) split *= o.degree.row(r);
+  o.batch = o.micro_batch = split;
   o.pipeline_schedule = lower::Schedule::kNone;
   o.virtual_stages = 1;
   return o;
@@ -108,15 +129,15 @@ Sums sum_work_and_traffic(const graph::Graph& g, const mesh::Mesh& mesh,
     const bool repeated = x.micro_batch == 0;  // lower::FlatStage's copies
     if (x.op == Op::kCollective) {
       add(s.axes[report::reported_axis(mesh, x.comm.axis)][0], repeated,
-          bytes(graph::carried(g, i), *x.x1_shape, x.element_bytes));
+          bytes(graph::carried(g, i), *x.x1_shape, x.element_bytes), static_cast<int>(x.comm.type));
     } else if (x.op == Op::kSend || x.op == Op::kRecv) {
       const bool send = x.op == Op::kSend;
       const expr::Expr b = bytes(graph::carried(g, i), *x.x1_shape, 0);
       if (x.comm.peer.kind == mesh::Peer::Kind::kStage) {
         if (send) add(x.stage == 0 ? sums.forward : sums.backward, repeated, b);
       } else {
-        add(s.axes[report::reported_axis(mesh, x.comm.peer.axis) + " p2p"][send ? 0 : 1],
-            repeated, b);
+        add(s.axes[report::reported_axis(mesh, x.comm.peer.axis) + " p2p"][send ? 0 : 1], repeated,
+            b);
       }
     } else {
       expr::Expr work = r.num_ops;
@@ -137,8 +158,7 @@ Sums sum_work_and_traffic(const graph::Graph& g, const mesh::Mesh& mesh,
 // Memory: the framework's terms, each at its part; an activation buffer by
 // the parts that read it (its own, the next, or both).
 void sum_memory(const graph::Graph& g, const frameworks::MemoryModel& memory,
-                const std::string& dp_symbol, const PartOf& part_of,
-                std::vector<PartSums>& sums) {
+                const std::string& dp_symbol, const PartOf& part_of, std::vector<PartSums>& sums) {
   std::map<int, std::set<int>> readers;  // activation buffer -> parts reading it
   std::map<int, double> act_factor;
   for (const report::MemoryTerm& t : memory.terms) {
@@ -187,7 +207,18 @@ struct Compiled {
 Compiled compile_sums(const Sums& sums, Symbols& symbols) {
   auto compile = [&](const expr::Expr& e) { return FastExpr(e, symbols); };
   auto compile_flow = [&](const PartSums::FlowSums& f) {
-    return Flow{f.ops_per_micro_batch, f.ops_once, compile(f.per_micro_batch), compile(f.once)};
+    Flow flow;
+    flow.ops_per_micro_batch = f.ops_per_micro_batch;
+    flow.ops_once = f.ops_once;
+    flow.bytes_per_micro_batch = compile(f.per_micro_batch);
+    flow.bytes_once = compile(f.once);
+    flow.kind_ops_per_micro_batch = f.kind_ops_per_micro_batch;
+    flow.kind_ops_once = f.kind_ops_once;
+    for (size_t k = 0; k < f.kind_once.size(); ++k) {
+      flow.kind_bytes_per_micro_batch[k] = compile(f.kind_per_micro_batch[k]);
+      flow.kind_bytes_once[k] = compile(f.kind_once[k]);
+    }
+    return flow;
   };
   Compiled c;
   for (const PartSums& s : sums.parts) {
@@ -254,7 +285,7 @@ PlanTemplate::PlanTemplate(const Options& base, const TemplateKey& key, int bloc
     return it == symbols_.names().end() ? -1 : it->second;
   };
   dp_ = index_of(dp_symbol_);
-  pp_ = index_of("pp");
+  pp_ = index_of(mesh::kAxes[mesh::stage_row()].symbol);
   micro_batch_ = index_of("MicroBatch");
   batch_ = index_of("Batch");
 }
@@ -286,7 +317,8 @@ expr::Values PlanTemplate::named_values(int64_t dp, int64_t pp, int64_t micro_ba
                                         int64_t batch) const {
   expr::Values v = named_;
   if (!dp_symbol_.empty()) v.by_symbol[dp_symbol_] = dp;
-  if (v.by_symbol.count("pp")) v.by_symbol["pp"] = pp;
+  const char* stages = mesh::kAxes[mesh::stage_row()].symbol;
+  if (v.by_symbol.count(stages)) v.by_symbol[stages] = pp;
   if (v.by_symbol.count("MicroBatch")) v.by_symbol["MicroBatch"] = micro_batch;
   if (v.by_symbol.count("Batch")) v.by_symbol["Batch"] = batch;
   return v;

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "stg/mesh/axes.h"
 #include "stg/mesh/mesh.h"
 #include "stg/options.h"
 #include "stg/report/activation_memory.h"
@@ -24,19 +25,37 @@
 
 namespace stg::sweep {
 
-// What makes two plans' graphs differ beyond their symbols' values.
+// Whether the template keeps an axis's degree a symbol: the data axis and
+// the stages (their degrees only move sizes and counts), not the others.
+constexpr bool free_degree(const mesh::AxisSpec& a) {
+  return a.kind == mesh::AxisKind::kData || a.kind == mesh::AxisKind::kStage;
+}
+
+// What makes two plans' graphs differ beyond their symbols' values: the
+// degree of each axis by row (mesh/axes.h), for a free_degree axis only
+// whether it is above one (1 or 2), and the ZeRO stage.
 struct TemplateKey {
-  int64_t tp = 1, cp = 1, ep = 1;
-  bool dp_above_one = false, pp_above_one = false;
+  std::array<int64_t, mesh::kNumAxes> degree = [] {
+    std::array<int64_t, mesh::kNumAxes> ones{};
+    ones.fill(1);
+    return ones;
+  }();
   int zero_stage = 0;
   auto operator<=>(const TemplateKey&) const = default;
 };
+
+// The key of a plan's degrees.
+TemplateKey template_key(const mesh::Degrees& degree, int zero_stage);
 
 // Operations and bytes of one direction of traffic, per micro-batch and once
 // per step.
 struct Flow {
   int64_t ops_per_micro_batch = 0, ops_once = 0;
   FastExpr bytes_per_micro_batch, bytes_once;
+  // The collectives among them by kind (graph::CollType's order), for the
+  // step time (plan_time.h); all zero for sends.
+  std::array<int64_t, 4> kind_ops_per_micro_batch{}, kind_ops_once{};
+  std::array<FastExpr, 4> kind_bytes_per_micro_batch, kind_bytes_once;
 };
 
 // A part of the model: the first part (embedding), a block, the last part.
@@ -71,6 +90,8 @@ class PlanTemplate {
     return formula_;
   }
   mesh::Mesh mesh_of(int64_t dp, int64_t pp) const;
+  // The model's mesh as the template built it (which axes the model has).
+  const mesh::Mesh& model_mesh() const { return mesh_; }
   expr::Values named_values(int64_t dp, int64_t pp, int64_t micro_batch, int64_t batch) const;
 
  private:

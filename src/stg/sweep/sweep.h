@@ -10,7 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "stg/mesh/axes.h"
 #include "stg/options.h"
+#include "stg/sweep/plan_time.h"
 #include "stg/util/progress.h"
 
 namespace stg::sweep {
@@ -18,7 +20,7 @@ namespace stg::sweep {
 // One plan: the flags that set it and its figures. Per rank figures are the
 // largest over the ranks (the most loaded pipeline stage).
 struct PlanRow {
-  int64_t dp = 1, tp = 1, cp = 1, ep = 1, pp = 1;
+  mesh::Degrees degree;  // by row of the axis table (mesh/axes.h), the stages' row too
   int virtual_stages = 1;
   int64_t micro_batch = 1;  // --micro_batch: sequences of a micro-batch over all dp ranks
   int zero_stage = 0;
@@ -29,13 +31,15 @@ struct PlanRow {
   double flops = 0;                     // per rank per step
   std::map<std::string, double> bytes;  // per axis, sent per rank per step
   double bubble = 0;                    // idle fraction of the schedule's makespan
+  StepTime time;                        // predicted (plan_time.h)
 };
 
 struct SweepOptions {
   int64_t gpus = 1;
   // Degrees and choices the user fixed (a flag given): only plans with them.
-  std::map<std::string, int64_t> fixed;  // "dp", "tp", "cp", "ep", "pp", "virtual_stages",
-                                         // "micro_batch", "zero_stage"
+  // Degrees by the axis's label (AxisSpec::label: "dp", "cp", "pp", ...),
+  // and "virtual_stages", "micro_batch", "zero_stage".
+  std::map<std::string, int64_t> fixed;
   int threads = 0;
   ProgressListener* progress = nullptr;  // told the shapes built and the plans evaluated
 };
@@ -51,6 +55,7 @@ struct SweepResult {
 // --schedule` measures it: (pp - 1) / (chunks x micro_batches + pp - 1).
 double bubble_fraction(int pp, int micro_batches, int chunks);
 
+// The step times are predicted on the GPU of `base` (--gpu; sweep/machine.h).
 // Throws UsageError for a model that is not a decoder or bad options.
 SweepResult sweep(const Options& base, const SweepOptions& options);
 

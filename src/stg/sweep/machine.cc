@@ -1,0 +1,42 @@
+#include "stg/sweep/machine.h"
+
+#include "stg/emit/astra_sim_inputs.h"
+#include "stg/hardware/gpus.h"
+#include "stg/hardware/kernel_model.h"
+
+namespace stg::sweep {
+
+namespace {
+
+// The system file `--astra_sim` writes (emit/astra_sim_inputs.cc,
+// system_json): its endpoint delay (ns), preferred-dataset-splits and
+// active-chunks-per-dimension.
+constexpr double kEndpointDelayNs = 10;
+constexpr int64_t kDatasetSplits = 4;
+constexpr int64_t kActiveChunks = 2;
+
+}  // namespace
+
+ComputeFigures compute_figures(const Options& o) {
+  // The plans know FLOPs, not kernels: all of them at the sustained
+  // fraction of a large matrix product (without --gpu, the H100's).
+  const hardware::Gpu& gpu = o.gpu ? *o.gpu : *hardware::find_gpu("h100-sxm");
+  const double fraction = hardware::kernel_figures(gpu, o.dtype == DType::kFp8).gemm_fraction;
+  return {emit::machine_of(o).peak_tflops * 1e12, fraction};
+}
+
+NetworkFigures network_figures(const Options& o) {
+  const emit::AstraSimMachine m = emit::machine_of(o);
+  NetworkFigures n;
+  n.scale_up_gpus = m.gpus_per_node;
+  n.scale_up_gbps = m.intra_node_gbps;
+  n.scale_out_gbps = m.inter_node_gbps;
+  n.link_latency_ns = m.latency_ns;
+  n.endpoint_delay_ns = kEndpointDelayNs;
+  n.hbm_gbps = m.hbm_gbps;
+  n.chunks = kDatasetSplits;
+  n.active_chunks = kActiveChunks;
+  return n;
+}
+
+}  // namespace stg::sweep
