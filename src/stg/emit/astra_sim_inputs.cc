@@ -142,9 +142,11 @@ std::string system_json(const std::vector<int64_t>& dims, const AstraSimMachine&
   const std::string rings = json_list("ring", dims.size());
   return "{\n"
          "  \"scheduling-policy\": \"LIFO\",\n"
-         "  \"endpoint-delay\": 10,\n"
-         "  \"active-chunks-per-dimension\": 2,\n"
-         "  \"preferred-dataset-splits\": 4,\n"
+         "  \"endpoint-delay\": " +
+         std::to_string(machine.endpoint_delay_ns) + ",\n" +
+         "  \"active-chunks-per-dimension\": " + std::to_string(machine.active_chunks) + ",\n" +
+         "  \"preferred-dataset-splits\": " + std::to_string(machine.dataset_splits) +
+         ",\n"
          "  \"all-reduce-implementation\": " +
          rings + ",\n" + "  \"all-gather-implementation\": " + rings + ",\n" +
          "  \"reduce-scatter-implementation\": " + rings + ",\n" +

@@ -26,6 +26,11 @@ struct AstraSimMachine {
   double intra_node_gbps = 400;  // network dimensions within a node
   double inter_node_gbps = 50;   // network dimensions across nodes
   double latency_ns = 936.25;    // every dimension (ASTRA-sim's examples)
+  // system json: "endpoint-delay" (ns), "preferred-dataset-splits" and
+  // "active-chunks-per-dimension" (stg plans charges collectives by them).
+  int64_t endpoint_delay_ns = 10;
+  int64_t dataset_splits = 4;
+  int64_t active_chunks = 2;
   int64_t gpus_per_node = 8;
   // "roofline-enabled": off under --compute_time model, when ASTRA-sim
   // replays each compute node's duration_micros instead.

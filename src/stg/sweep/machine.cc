@@ -6,17 +6,6 @@
 
 namespace stg::sweep {
 
-namespace {
-
-// The system file `--astra_sim` writes (emit/astra_sim_inputs.cc,
-// system_json): its endpoint delay (ns), preferred-dataset-splits and
-// active-chunks-per-dimension.
-constexpr double kEndpointDelayNs = 10;
-constexpr int64_t kDatasetSplits = 4;
-constexpr int64_t kActiveChunks = 2;
-
-}  // namespace
-
 ComputeFigures compute_figures(const Options& o) {
   // The plans know FLOPs, not kernels: all of them at the sustained
   // fraction of a large matrix product (without --gpu, the H100's).
@@ -32,10 +21,10 @@ NetworkFigures network_figures(const Options& o) {
   n.scale_up_gbps = m.intra_node_gbps;
   n.scale_out_gbps = m.inter_node_gbps;
   n.link_latency_ns = m.latency_ns;
-  n.endpoint_delay_ns = kEndpointDelayNs;
+  n.endpoint_delay_ns = static_cast<double>(m.endpoint_delay_ns);
   n.hbm_gbps = m.hbm_gbps;
-  n.chunks = kDatasetSplits;
-  n.active_chunks = kActiveChunks;
+  n.chunks = m.dataset_splits;
+  n.active_chunks = m.active_chunks;
   return n;
 }
 
