@@ -14,6 +14,7 @@
 #include "messages.h"
 #include "progress_bar.h"
 #include "step_summary.h"
+#include "time_summary.h"
 #include "stg/emit/astra_sim_inputs.h"
 #include "stg/generate.h"
 #include "stg/io/cancel.h"
@@ -148,8 +149,10 @@ void print_summary(const GenerateFlags& f, const stg::RunSummary& s, double seco
   // The serving table is stg infer's default output: --quiet drops it.
   if (s.serving && !f.quiet) std::fputs(stg::report::format_serving(*s.serving).c_str(), stdout);
   if (f.print_step_figures) std::fputs(stg::report::format_step_figures(s.step).c_str(), stdout);
-  if (makespan && f.print_makespan)
+  if (makespan && f.print_makespan) {
     std::fputs(stg::tools::makespan_by_stage_summary(*makespan).c_str(), stdout);
+    std::fputs(format_time_breakdown(s, *makespan).c_str(), stdout);
+  }
   if (f.quiet) return;
   std::fputs(format_step_summary(s, makespan).c_str(), stdout);
   const std::string ranks = ranks_written(s);
@@ -188,7 +191,10 @@ int run(const GenerateFlags& f, std::vector<std::string> notes) {
   if (f.json) {
     nlohmann::ordered_json j = run_json(f, s, std::move(notes));
     j["seconds"] = seconds;
-    if (makespan && makespan->completed) j["makespan_ns"] = makespan->makespan_ns;
+    if (makespan && makespan->completed) {
+      j["makespan_ns"] = makespan->makespan_ns;
+      j["time_breakdown"] = time_breakdown_json(s, *makespan);
+    }
     if (stuck) j["makespan_error"] = makespan->error;
     std::printf("%s\n", j.dump(1).c_str());
     if (f.validate && j["validation"].value("exit_status", 0) != 0) return 1;
