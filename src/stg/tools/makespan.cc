@@ -226,7 +226,9 @@ class Run {
 
 // How the run charged time.
 std::string model(const MakespanResult& r) {
-  if (r.network.empty()) return "compute at roofline, messages at --link_gbps";
+  if (r.network.empty())
+    return r.durations ? "compute from duration_micros, messages at --link_gbps"
+                       : "compute at roofline, messages at --link_gbps";
   return r.network;
 }
 
@@ -262,7 +264,9 @@ MakespanResult run_ranks(const TraceSet& set, std::vector<int64_t> chosen,
   if (!read_rank_graphs(set, chosen, ranks, add_peers, options, threads, out.error)) return out;
   if (options.network)
     return network_makespan(ranks, std::move(chosen), set.comm_groups(), options);
-  return Run(ranks, std::move(chosen), set.comm_groups(), options).run();
+  MakespanResult run = Run(ranks, std::move(chosen), set.comm_groups(), options).run();
+  run.durations = options.durations;
+  return run;
 }
 
 bool open_set(TraceSet& set, const std::string& dir, const std::string& comm_group_file,

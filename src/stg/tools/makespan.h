@@ -78,6 +78,7 @@ struct MakespanResult {
   // How a run on a network description charged time ("compute at ...,
   // messages on ASTRA-sim's network ..." with the files), else "".
   std::string network;
+  bool durations = false;  // the simple run timed compute by duration_micros
   // With MakespanOptions::timeline: one event per node of every rank. A
   // compute node runs from its issue to its end; a send or collective from
   // its issue on the communication slot to its end; a receive from the
