@@ -75,7 +75,7 @@ Options llama(const std::string& dir) {
   o.dmodel = d;
   o.dff = 4 * d;
   o.head = a;
-  o.kvhead = g;
+  o.component_flags["--kvhead"] = g;
   o.seq = s;
   o.batch = o.micro_batch = b;
   o.degree["tp"] = tp;

@@ -54,7 +54,7 @@ Options training(const Plan& p, const std::string& dir) {
   o.dmodel = kHidden;
   o.dff = 4 * kHidden;
   o.head = kHeads;
-  o.kvhead = kKvHeads;
+  o.component_flags["--kvhead"] = kKvHeads;
   o.dvocal = 1024;
   o.seq = kSeq;
   o.batch = o.micro_batch = p.batch;
