@@ -226,7 +226,7 @@ Options small_run(const std::string& dir, const std::string& model, lower::Sched
   o.dmodel = 512;
   o.dff = 2048;
   o.head = 8;
-  o.kvhead = 4;
+  o.component_flags["--kvhead"] = 4;
   o.dvocal = 1024;
   o.pipeline_schedule = schedule;
   o.threads = 2;
