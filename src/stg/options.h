@@ -127,7 +127,7 @@ struct Options {
   // --make-vocab-size-divisible-by, default 128); 1: no padding.
   std::optional<int64_t> make_vocab_size_divisible_by;
 
-  lower::Schedule pipeline_schedule;  // none
+  lower::Schedule pipeline_schedule = lower::Schedule::kNone;
   int virtual_stages = 1;  // chunks per stage (interleaved)
 
   std::optional<Units> units;  // unset: the framework's (stg, or physical under megatron)

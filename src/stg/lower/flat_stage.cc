@@ -4,7 +4,6 @@
 #include <string>
 #include <unordered_map>
 
-#include "stg/lower/schedule_row.h"
 #include "stg/util/graph_algo.h"
 
 namespace stg::lower {
@@ -427,7 +426,7 @@ void FlatStage::plan_schedule(const FlatSchedule& schedule) {
   const auto n = nodes.size();
   source_key_.assign(n, -1);
   key_of_.assign(n, -1);
-  if (!schedule.schedule->orders_passes() && schedule.phases.empty()) return;
+  if (schedule.schedule == Schedule::kNone && schedule.phases.empty()) return;
   // A step key per (chunk, phase, phase step) of the template's steps.
   const std::vector<StepCopy> all = steps(schedule);
   for (const StepCopy& copy : all)

@@ -73,7 +73,7 @@ RecvTags recv_tags(const graph::Graph& g, int pp);
 // The order of a stage's steps (the pipeline degree is the run's: one
 // RecvTags entry per stage).
 struct FlatSchedule {
-  Schedule schedule;
+  Schedule schedule = Schedule::kNone;
   int chunks = 1;
   // A workload of several phases (prefill, decode steps): run in this
   // order, each for every micro-batch (lower::phase_steps); else `schedule`.

@@ -43,10 +43,10 @@ struct LowerOptions {
   // (is_cpu_op as int32_val, no comm_priority); ASTRA-sim's results are the
   // same either way.
   bool feeder_attributes = false;
-  // The run's pipeline schedule (none: order left to the simulator, as
+  // The run's pipeline schedule (kNone: order left to the simulator, as
   // the reference does) and node order. lower_stage itself lowers in
   // reference order without ctrl_deps; lower::FlatStage applies these.
-  Schedule schedule;
+  Schedule schedule = Schedule::kNone;
   int micro_batches = 1;
   int chunks = 1;  // virtual stages per stage (interleaved)
   // How the nodes are numbered (ASTRA-sim issues the lowest ready id first).

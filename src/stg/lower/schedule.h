@@ -28,9 +28,13 @@ class Schedule {
   const ScheduleRow* operator->() const { return &row(); }
   bool operator==(const Schedule& other) const { return &row() == &other.row(); }
 
+  // The default: "none".
+  static const Schedule kNone;
+
  private:
   const ScheduleRow* row_ = nullptr;  // null: none
 };
+inline const Schedule Schedule::kNone{};
 
 // One step of a stage's schedule: a phase (graph::Phase) of one
 // micro-batch on one chunk. The training schedules step through forward

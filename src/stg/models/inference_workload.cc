@@ -36,7 +36,7 @@ void refuse_training_flags(const Options& o) {
           "--weight_sharded and --zero_stage shard training state: drop them for stg infer");
   require(!o.activation_recompute,
           "--activation_recompute recomputes for a backward pass: drop it for stg infer");
-  require(o.pipeline_schedule == lower::Schedule() && o.virtual_stages == 1,
+  require(o.pipeline_schedule == lower::Schedule::kNone && o.virtual_stages == 1,
           "--pipeline_schedule orders training's forward and backward passes: drop it, stg infer "
           "runs the prefill and each decode step in turn, micro-batch after micro-batch");
   require(!o.mixed_precision,

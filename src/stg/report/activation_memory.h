@@ -73,7 +73,7 @@ struct ActivationMemoryOptions {
   int weight_bytes = 2;  // --dtype
   int grad_bytes = 4;    // --grad_dtype
   int zero_stage = 0;
-  lower::Schedule schedule;
+  lower::Schedule schedule = lower::Schedule::kNone;
   int micro_batches = 1;
   int chunks = 1;
 };

@@ -25,7 +25,7 @@ namespace stg::report {
 struct MemoryOptions {
   bool mixed_precision = false;
   int zero_stage = 0;
-  lower::Schedule schedule;
+  lower::Schedule schedule = lower::Schedule::kNone;
   int micro_batches = 1;
   int chunks = 1;  // virtual stages per stage (interleaved)
 };

@@ -82,7 +82,7 @@ Options template_options(const Options& base, const TemplateKey& key, int blocks
   for (int r = 0; r < mesh::kNumAxes; ++r)
     if (mesh::kAxes[r].splits_batch) split *= o.degree.row(r);
   o.batch = o.micro_batch = split;
-  o.pipeline_schedule = lower::Schedule();
+  o.pipeline_schedule = lower::Schedule::kNone;
   o.virtual_stages = 1;
   return o;
 }
