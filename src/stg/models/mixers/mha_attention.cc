@@ -16,9 +16,9 @@ namespace {
 extern const MixerRow kMha;
 
 void check(const std::vector<int64_t>& options, const std::map<std::string, int64_t>& v,
-           const Options& o, const mesh::Degrees& degree) {
+           const Options&, const mesh::Degrees& degree) {
   const AttentionOptions a = AttentionOptions::of(options);
-  const int64_t tp = degree["tp"], cp = degree["sp"];
+  const int64_t tp = degree["tp"];
   if (!a.own_head_dim)
     require(v.at("Dmodel") % v.at("Head") == 0,
             "--dmodel " + num(v.at("Dmodel")) + " is not divisible by --head " + num(v.at("Head")) +
