@@ -42,7 +42,7 @@ using tools::NodeKind;
 struct Config {
   std::string name;
   std::string kind = "llama";
-  CpAlgo algo = CpAlgo::kRing;
+  std::string algo = "ring";
   int64_t l = 2, h = 256, f = 512, a = 8, g = 4, s = 64, V = 1024;
   int64_t B = 4, m = 1;  // global batch, micro-batches
   int64_t dp = 1, tp = 1, cp = 2, pp = 1;
@@ -73,7 +73,7 @@ Options options_of(const Config& c, const std::string& dir) {
   o.tpsp = c.tpsp;
   o.cp_algo = c.algo;
   if (c.causal) o.causal_saving = true;
-  if (c.pp > 1) o.pipeline_schedule = lower::Schedule::k1F1B;
+  if (c.pp > 1) o.pipeline_schedule = lower::Schedule::named("1f1b");
   o.threads = 2;
   return o;
 }
@@ -223,7 +223,7 @@ TEST(ContextParallel, UlyssesDoesFourAllToAllsEachWay) {
     for (int64_t tp : {1, 2}) {
       Config c;
       c.name = "ulysses_cp" + std::to_string(cp) + "_tp" + std::to_string(tp);
-      c.algo = CpAlgo::kUlysses;
+      c.algo = "ulysses";
       c.cp = cp;
       c.tp = tp;
       c.g = 8;  // g/tp divisible by cp
@@ -248,7 +248,7 @@ TEST(ContextParallel, UlyssesDoesFourAllToAllsEachWay) {
 TEST(ContextParallel, AllGatherIsAsBefore) {
   Config c;
   c.name = "allgather";
-  c.algo = CpAlgo::kAllGather;
+  c.algo = "allgather";
   c.cp = 4;
   c.m = 2;
   const Traces run = generate_and_read(c);
@@ -274,7 +274,7 @@ TEST(ContextParallel, AllGatherReduceScattersKvHeadGradientsUnderMegatron) {
   for (int64_t tp : {1, 2}) {
     Config c;
     c.name = "allgather_megatron_tp" + std::to_string(tp);
-    c.algo = CpAlgo::kAllGather;
+    c.algo = "allgather";
     c.megatron = true;
     c.a = 8;
     c.g = 4;
@@ -315,10 +315,8 @@ TEST(ContextParallel, TotalWorkDoesNotDependOnTheAlgorithm) {
         base.B = 8;
         base.m = 2;
         std::map<std::string, int64_t> totals;
-        for (const auto& [name, algo] :
-             std::vector<std::pair<std::string, CpAlgo>>{{"allgather", CpAlgo::kAllGather},
-                                                         {"ring", CpAlgo::kRing},
-                                                         {"ulysses", CpAlgo::kUlysses}}) {
+        for (const auto& [name, algo] : std::vector<std::pair<std::string, std::string>>{
+                 {"allgather", "allgather"}, {"ring", "ring"}, {"ulysses", "ulysses"}}) {
           Config c = base;
           c.algo = algo;
           c.name = "flops_" + kind + std::to_string(g) + "_" + name +
@@ -358,7 +356,7 @@ TEST(ContextParallel, RingComposesWithTpPpAndMegatron) {
 TEST(ContextParallel, UlyssesNeedsCpToDivideTheKvHeads) {
   stg_test::TempDir tmp({.prefix = "stg_cp_refused"});
   Config c;
-  c.algo = CpAlgo::kUlysses;
+  c.algo = "ulysses";
   c.cp = 4;
   c.tp = 2;
   c.g = 4;  // 2 KV heads per tp rank

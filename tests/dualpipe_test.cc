@@ -109,8 +109,9 @@ TEST(DualPipe, MemoryHoldsBothCopies) {
     SCOPED_TRACE(framework);
     TempDir tmp;
     const int pp = 4;
-    const RunSummary one = generate(gpt_pp4(tmp.sub("1f1b"), Schedule::k1F1B, framework));
-    const RunSummary dual = generate(gpt_pp4(tmp.sub("dualpipe"), Schedule::kDualPipe, framework));
+    const RunSummary one = generate(gpt_pp4(tmp.sub("1f1b"), Schedule::named("1f1b"), framework));
+    const RunSummary dual =
+        generate(gpt_pp4(tmp.sub("dualpipe"), Schedule::named("dualpipe"), framework));
     ASSERT_EQ(one.memory.size(), 4u);
     ASSERT_EQ(dual.memory.size(), 4u);
     for (int s = 0; s < pp; ++s) {
@@ -135,7 +136,7 @@ TEST(DualPipe, MemoryHoldsBothCopies) {
 TEST(DualPipe, GradientsSummedOverTheMirroredStages) {
   TempDir tmp;
   const std::string dir = tmp.sub("dualpipe");
-  const RunSummary run = generate(gpt_pp4(dir, Schedule::kDualPipe, "reference"));
+  const RunSummary run = generate(gpt_pp4(dir, Schedule::named("dualpipe"), "reference"));
   tools::TraceSet set;
   ASSERT_TRUE(set.open(dir) && set.read_comm_groups()) << set.error();
   const int pp = 4, per_stage = 2;
@@ -175,7 +176,7 @@ TEST(DualPipe, InspectNamesTheGroupsAsTheRunDoes) {
     SCOPED_TRACE(framework);
     TempDir tmp;
     const std::string dir = tmp.sub("dualpipe");
-    const RunSummary run = generate(gpt_pp4(dir, Schedule::kDualPipe, framework));
+    const RunSummary run = generate(gpt_pp4(dir, Schedule::named("dualpipe"), framework));
     const stg_test::RunResult js = stg_test::run_stg({"inspect", "--json", dir}, tmp.path());
     ASSERT_EQ(js.status, 0) << js.err;
     nlohmann::ordered_json step = nlohmann::ordered_json::parse(js.out)["step"];

@@ -490,20 +490,20 @@ Step bw(int mb, int chunk = 0) { return {graph::Phase::kBackwardInput, 0, mb, ch
 TEST(FeaturesSchedules, OneFOneBFollowsMegatron) {
   const std::vector<Step> stage0 = {fw(0), fw(1), fw(2), fw(3), bw(0), fw(4), bw(1), fw(5),
                                     bw(2), fw(6), bw(3), fw(7), bw(4), bw(5), bw(6), bw(7)};
-  EXPECT_EQ(show(lower::schedule_steps(Schedule::k1F1B, 0, 4, 8, 1)), show(stage0));
+  EXPECT_EQ(show(lower::schedule_steps(Schedule::named("1f1b"), 0, 4, 8, 1)), show(stage0));
   // Stage 2: 1 warm-up forward, 7 pairs, 1 backward.
   const std::vector<Step> stage2 = {fw(0), fw(1), bw(0), fw(2), bw(1), fw(3), bw(2), fw(4),
                                     bw(3), fw(5), bw(4), fw(6), bw(5), fw(7), bw(6), bw(7)};
-  EXPECT_EQ(show(lower::schedule_steps(Schedule::k1F1B, 2, 4, 8, 1)), show(stage2));
+  EXPECT_EQ(show(lower::schedule_steps(Schedule::named("1f1b"), 2, 4, 8, 1)), show(stage2));
   // The last stage has no warm-up: strictly alternating.
   std::vector<Step> stage3;
   for (int k = 0; k < 8; ++k) {
     stage3.push_back(fw(k));
     stage3.push_back(bw(k));
   }
-  EXPECT_EQ(show(lower::schedule_steps(Schedule::k1F1B, 3, 4, 8, 1)), show(stage3));
+  EXPECT_EQ(show(lower::schedule_steps(Schedule::named("1f1b"), 3, 4, 8, 1)), show(stage3));
   // Fewer micro-batches than warm-up steps: all forwards, then all backwards.
-  EXPECT_EQ(show(lower::schedule_steps(Schedule::k1F1B, 0, 4, 2, 1)),
+  EXPECT_EQ(show(lower::schedule_steps(Schedule::named("1f1b"), 0, 4, 2, 1)),
             show({fw(0), fw(1), bw(0), bw(1)}));
 }
 
@@ -512,9 +512,10 @@ TEST(FeaturesSchedules, GpipeRunsAllForwardsThenAllBackwards) {
     std::vector<Step> expected;
     for (int k = 0; k < 8; ++k) expected.push_back(fw(k));
     for (int k = 0; k < 8; ++k) expected.push_back(bw(k));
-    EXPECT_EQ(show(lower::schedule_steps(Schedule::kGpipe, stage, 4, 8, 1)), show(expected));
+    EXPECT_EQ(show(lower::schedule_steps(Schedule::named("gpipe"), stage, 4, 8, 1)),
+              show(expected));
   }
-  EXPECT_TRUE(lower::schedule_steps(Schedule::kNone, 0, 4, 8, 1).empty());
+  EXPECT_TRUE(lower::schedule_steps(Schedule::named("none"), 0, 4, 8, 1).empty());
 }
 
 // Megatron interleaved, pp=2, V=2 chunks, M=4: M*V = 8 forward steps. The
@@ -528,13 +529,13 @@ TEST(FeaturesSchedules, InterleavedOrderByHand) {
                                     fw(2, 0), bw(0, 1), fw(3, 0), bw(1, 1),   // steady
                                     fw(2, 1), bw(0, 0), fw(3, 1), bw(1, 0),   //
                                     bw(2, 1), bw(3, 1), bw(2, 0), bw(3, 0)};  // cool-down
-  EXPECT_EQ(show(lower::schedule_steps(Schedule::kInterleaved, 0, 2, 4, 2)), show(stage0));
+  EXPECT_EQ(show(lower::schedule_steps(Schedule::named("interleaved"), 0, 2, 4, 2)), show(stage0));
   const std::vector<Step> stage1 = {fw(0, 0), fw(1, 0),                      // warm-up
                                     fw(0, 1), bw(0, 1), fw(1, 1), bw(1, 1),  // steady
                                     fw(2, 0), bw(0, 0), fw(3, 0), bw(1, 0),  //
                                     fw(2, 1), bw(2, 1), fw(3, 1), bw(3, 1),  //
                                     bw(2, 0), bw(3, 0)};                     // cool-down
-  EXPECT_EQ(show(lower::schedule_steps(Schedule::kInterleaved, 1, 2, 4, 2)), show(stage1));
+  EXPECT_EQ(show(lower::schedule_steps(Schedule::named("interleaved"), 1, 2, 4, 2)), show(stage1));
 }
 
 // ---------------------------------------------------------------------------

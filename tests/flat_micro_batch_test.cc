@@ -7,6 +7,7 @@
 // cover is refused, not guessed.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -18,6 +19,7 @@
 #include "stg/generate.h"
 #include "stg/lower/expand_stage.h"
 #include "stg/lower/flat_stage.h"
+#include "stg/lower/schedule_row.h"
 #include "stg/mesh/rank_layout.h"
 #include "stg/models/families/registry.h"
 #include "stg/options.h"
@@ -35,31 +37,18 @@ using stg_test::TempDir;
 struct FlatCase {
   std::string model;
   int pp = 2;
-  lower::Schedule schedule = lower::Schedule::kNone;
+  lower::Schedule schedule = lower::Schedule::named("none");
   int chunks = 1;
   int micro_batches = 2;
   int feature = 0;  // see apply_feature
   bool megatron = false;
 };
 
+// The schedule's name as a test name ("zb_h1").
 std::string schedule_name(lower::Schedule s) {
-  switch (s) {
-    case lower::Schedule::kNone:
-      return "none";
-    case lower::Schedule::kGpipe:
-      return "gpipe";
-    case lower::Schedule::k1F1B:
-      return "1f1b";
-    case lower::Schedule::kInterleaved:
-      return "interleaved";
-    case lower::Schedule::kZbH1:
-      return "zb_h1";
-    case lower::Schedule::kDualPipe:
-      return "dualpipe";
-    case lower::Schedule::kDualPipeV:
-      return "dualpipev";
-  }
-  return "?";
+  std::string name = s->name();
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
 }
 
 // --framework megatron (issue order): its own features.
@@ -192,19 +181,21 @@ std::vector<FlatCase> cases() {
     Schedule schedule;
     int chunks;
   };
-  const Plan plans[] = {
-      {1, Schedule::kNone, 1}, {2, Schedule::kNone, 1},      {2, Schedule::kGpipe, 1},
-      {2, Schedule::k1F1B, 1}, {4, Schedule::k1F1B, 1},      {2, Schedule::kInterleaved, 2},
-      {2, Schedule::kZbH1, 1}, {2, Schedule::kDualPipeV, 1}, {2, Schedule::kDualPipe, 1}};
+  const Plan plans[] = {{1, Schedule::named("none"), 1},    {2, Schedule::named("none"), 1},
+                        {2, Schedule::named("gpipe"), 1},   {2, Schedule::named("1f1b"), 1},
+                        {4, Schedule::named("1f1b"), 1},    {2, Schedule::named("interleaved"), 2},
+                        {2, Schedule::named("zb-h1"), 1},   {2, Schedule::named("dualpipev"), 1},
+                        {2, Schedule::named("dualpipe"), 1}};
   // One and two micro-batches, few, and more than ten ("mb10" sorts before
   // "mb2").
   // W apart (zb-h1, dualpipev, dualpipe): fewer; DualPipeV needs 2pp
   // micro-batches, DualPipe an even number of them (two per replica).
   auto counts = [](const Plan& p) {
-    if (p.schedule == Schedule::kZbH1) return std::vector{3, 11};
-    if (p.schedule == Schedule::kDualPipeV) return std::vector{4, 5};
-    if (p.schedule == Schedule::kDualPipe) return std::vector{4, 6};
-    return p.schedule == Schedule::kInterleaved ? std::vector{2, 4, 12} : std::vector{1, 2, 3, 11};
+    if (p.schedule == Schedule::named("zb-h1")) return std::vector{3, 11};
+    if (p.schedule == Schedule::named("dualpipev")) return std::vector{4, 5};
+    if (p.schedule == Schedule::named("dualpipe")) return std::vector{4, 6};
+    return p.schedule == Schedule::named("interleaved") ? std::vector{2, 4, 12}
+                                                        : std::vector{1, 2, 3, 11};
   };
   std::vector<FlatCase> out;
   int feature = 0;
@@ -242,10 +233,10 @@ TEST(FlatMicroBatches, TheSeedModelAndTheOtherFormats) {
   Options o;
   o.output_dir = tmp.sub("seed");
   o.degree["dp"] = o.degree["tp"] = o.degree["pp"] = 2;
-  o.pipeline_schedule = lower::Schedule::k1F1B;
+  o.pipeline_schedule = lower::Schedule::named("1f1b");
   expect_same_as_full_expansion(o);
   for (const emit::Schema schema : {emit::Schema::kV001, emit::Schema::kJson}) {
-    Options f = options_for({"llama", 2, lower::Schedule::k1F1B, 1, 3, 0, true},
+    Options f = options_for({"llama", 2, lower::Schedule::named("1f1b"), 1, 3, 0, true},
                             tmp.sub(schema == emit::Schema::kJson ? "json" : "v001"));
     f.schema = schema;
     expect_same_as_full_expansion(f);
@@ -254,7 +245,8 @@ TEST(FlatMicroBatches, TheSeedModelAndTheOtherFormats) {
 
 TEST(FlatMicroBatches, PartOfTheRanksIsThePartOfTheWholeRun) {
   TempDir tmp;
-  Options whole = options_for({"gpt", 4, lower::Schedule::k1F1B, 1, 11, 0}, tmp.sub("whole"));
+  Options whole =
+      options_for({"gpt", 4, lower::Schedule::named("1f1b"), 1, 11, 0}, tmp.sub("whole"));
   Options part = whole;
   part.output_dir = tmp.sub("part");
   part.ranks = "5-9";
@@ -301,7 +293,8 @@ TEST(FlatStage, ScheduleCtrlDepsFollowTheStepOrder) {
   one.nodes = {comp(0, 0), comp(1, 0, {0})};
   one.nodes[0].scheduled = one.nodes[1].scheduled = true;
   one.nodes[1].phase = graph::Phase::kBackwardInput;
-  const lower::FlatStage f(one, lower::RecvTags{{{0, 0, 0, 0}}}, 2, {lower::Schedule::kGpipe, 1});
+  const lower::FlatStage f(one, lower::RecvTags{{{0, 0, 0, 0}}}, 2,
+                           {lower::Schedule::named("gpipe"), 1});
   auto ctrl = [&](uint32_t node, int mb) {
     std::vector<uint64_t> out;
     f.ctrl_deps(node, mb, out);
@@ -386,7 +379,7 @@ namespace {
 // the micro-batch knows where its number is (Tensor::number_at).
 TEST(MicroBatchTemplate, NamesAreMicroBatchZerosWithTheNumberPlaced) {
   TempDir tmp;
-  Options o = options_for({"llama", 2, lower::Schedule::k1F1B, 1, 3, 7}, tmp.sub("t"));
+  Options o = options_for({"llama", 2, lower::Schedule::named("1f1b"), 1, 3, 7}, tmp.sub("t"));
   models::Workload w = models::build_workload(o);
   graph::Graph g = std::move(w.model.graph);
   passes::Analyses analyses(w.mesh, w.values);

@@ -477,12 +477,12 @@ std::vector<Plan> plans() {
   add("llama_tp2_cp2_ring", small("llama"), [](Options& o) {
     o.degree["tp"] = 2;
     o.degree["sp"] = 2;
-    o.cp_algo = CpAlgo::kRing;
+    o.cp_algo = "ring";
   });
   add("gpt_cp4_pp2_ulysses", small("gpt"), [](Options& o) {
     o.degree["sp"] = 4;
     o.degree["pp"] = 2;
-    o.cp_algo = CpAlgo::kUlysses;
+    o.cp_algo = "ulysses";
   });
   add("llama_tp2_pp2_disaggregated", small("llama"), [](Options& o) {
     o.degree["tp"] = 2;

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "stg/generate.h"
-#include "stg/lower/schedule.h"
+#include "stg/lower/schedule_row.h"
 #include "stg/lower/schedule_timeline.h"
 #include "stg/models/families/registry.h"
 #include "support/run_stg.h"
@@ -105,7 +105,7 @@ void write_pipeline(const TraceSet& t, lower::Schedule schedule, int pp, int mic
   auto stage_at = [&](int at, int chunk) {
     for (int s = 0; s < pp; ++s)
       for (int c = 0; c < chunks; ++c)
-        if ((schedule != lower::Schedule::kDualPipe || c == chunk) &&
+        if ((schedule != lower::Schedule::named("dualpipe") || c == chunk) &&
             lower::pipeline_position(schedule, pp, chunks, s, c) == at)
           return s;
     return -1;
@@ -174,12 +174,13 @@ constexpr double kSlack = 500;
 
 TEST(MakespanPipeline, OneFOneBBubbleIsTheTables) {
   for (int pp : {2, 4})
-    EXPECT_NEAR(largest_idle(lower::Schedule::k1F1B, pp, 8), (pp - 1) * (F + B), kSlack);
+    EXPECT_NEAR(largest_idle(lower::Schedule::named("1f1b"), pp, 8), (pp - 1) * (F + B), kSlack);
 }
 
 TEST(MakespanPipeline, ZbH1BubbleIsTheTables) {
   for (int pp : {2, 4})
-    EXPECT_NEAR(largest_idle(lower::Schedule::kZbH1, pp, 8), (pp - 1) * (F + B - 2 * W), kSlack);
+    EXPECT_NEAR(largest_idle(lower::Schedule::named("zb-h1"), pp, 8), (pp - 1) * (F + B - 2 * W),
+                kSlack);
 }
 
 // The traces run DualPipe's pairs one pass after the other, each as soon as
@@ -189,7 +190,7 @@ TEST(MakespanPipeline, DualPipeVBubbleAtMostTheTables) {
   for (int pp : {2, 4}) {
     const int stages = 2 * pp;
     const double table = (stages / 2 - 1) * ((F + B) + B - 3 * W);
-    const double idle = largest_idle(lower::Schedule::kDualPipeV, pp, 2 * pp + 2);
+    const double idle = largest_idle(lower::Schedule::named("dualpipev"), pp, 2 * pp + 2);
     EXPECT_LE(idle, table + kSlack);
     EXPECT_LT(idle, (stages - 1) * (F + B));  // less than 1F1B's over as many stages
   }
@@ -201,7 +202,7 @@ TEST(MakespanPipeline, DualPipeVBubbleAtMostTheTables) {
 TEST(MakespanPipeline, DualPipeBubbleAtMostTheTables) {
   for (int pp : {4, 8}) {
     const double table = (pp / 2 - 1) * ((F + B) + B - 3 * W);
-    const double idle = largest_idle(lower::Schedule::kDualPipe, pp, 2 * pp);
+    const double idle = largest_idle(lower::Schedule::named("dualpipe"), pp, 2 * pp);
     EXPECT_LE(idle, table + kSlack) << pp;
     EXPECT_LT(idle, (pp - 1) * (F + B)) << pp;  // less than 1F1B's
   }
@@ -239,11 +240,11 @@ TEST(MakespanByStage, EqualsTheRunOfAllRanks) {
     lower::Schedule schedule;
     int zero;
   };
-  for (const Case& c : {Case{"gpt", "megatron", lower::Schedule::k1F1B, 1},
-                        Case{"llama", "reference", lower::Schedule::kZbH1, 2},
-                        Case{"gpt", "megatron", lower::Schedule::kDualPipe, 0},
-                        Case{"llama", "reference", lower::Schedule::kDualPipeV, 3}}) {
-    SCOPED_TRACE(c.model + " " + c.framework + " " + std::to_string(static_cast<int>(c.schedule)));
+  for (const Case& c : {Case{"gpt", "megatron", lower::Schedule::named("1f1b"), 1},
+                        Case{"llama", "reference", lower::Schedule::named("zb-h1"), 2},
+                        Case{"gpt", "megatron", lower::Schedule::named("dualpipe"), 0},
+                        Case{"llama", "reference", lower::Schedule::named("dualpipev"), 3}}) {
+    SCOPED_TRACE(c.model + " " + c.framework + " " + c.schedule->name());
     stg_test::TempDir tmp;
     const std::string dir = tmp.sub("out");
     Options o = small_run(dir, c.model, c.schedule);
@@ -296,13 +297,13 @@ TEST(MakespanByStage, RunsThePeersOfItsSendsAndReceives) {
 // per-stage run equals the run of all ranks (stg validate --replay).
 TEST(MakespanByStage, ContextParallelRingsEqualTheRunOfAllRanks) {
   for (const bool serving : {false, true})
-    for (const CpAlgo algo : {CpAlgo::kRing, CpAlgo::kUlysses, CpAlgo::kAllGather}) {
+    for (const std::string algo : {"ring", "ulysses", "allgather"}) {
       SCOPED_TRACE(std::string(serving ? "serving " : "training ") +
-                   std::to_string(static_cast<int>(algo)));
+                   algo);
       stg_test::TempDir tmp;
       const std::string dir = tmp.sub("out");
-      Options o =
-          small_run(dir, "llama", serving ? lower::Schedule::kNone : lower::Schedule::k1F1B);
+      Options o = small_run(
+          dir, "llama", serving ? lower::Schedule::named("none") : lower::Schedule::named("1f1b"));
       o.framework = "megatron";
       o.degree["tp"] = 1;
       o.degree["sp"] = 2;
@@ -326,7 +327,7 @@ TEST(MakespanByStage, ContextParallelRingsEqualTheRunOfAllRanks) {
       ASSERT_TRUE(by_stage.completed) << by_stage.error;
       EXPECT_EQ(by_stage.ranks, (std::vector<int64_t>{0, 4}));
       // Ring: the cp peer of each stage's first rank is run too.
-      EXPECT_EQ(by_stage.ranks_run, algo == CpAlgo::kRing ? 4 : 2);
+      EXPECT_EQ(by_stage.ranks_run, algo == "ring" ? 4 : 2);
       EXPECT_EQ(by_stage.makespan_ns, all.makespan_ns);
       for (int s = 0; s < 2; ++s) EXPECT_EQ(by_stage.idle_ns[s], all.idle_ns[4 * s]) << s;
     }

@@ -90,7 +90,7 @@ Options options_of(const Config& c, const std::string& dir) {
   if (c.causal) o.causal_saving = true;
   o.zero_stage = c.zero;
   o.tie_embeddings = c.tie;
-  if (c.pp > 1) o.pipeline_schedule = lower::Schedule::k1F1B;
+  if (c.pp > 1) o.pipeline_schedule = lower::Schedule::named("1f1b");
   o.threads = 2;
   return o;
 }

@@ -38,7 +38,7 @@ struct Plan {
   Recompute recompute = Recompute::kNone;
   int zero = 0;
   bool tie = true;
-  lower::Schedule schedule = lower::Schedule::kNone;
+  lower::Schedule schedule = lower::Schedule::named("none");
   DType grad = DType::kFp32;
 };
 
@@ -183,8 +183,8 @@ TEST(MegatronMemory, MicroBatchesInFlightOfTheSchedule) {
   Plan p;
   p.pp = 2, p.B = 8, p.micro = 2;
   const double sbh = static_cast<double>(p.s * 2 * p.h);
-  for (auto [schedule, first, last] :
-       {std::tuple{lower::Schedule::k1F1B, 2, 1}, std::tuple{lower::Schedule::kGpipe, 4, 4}}) {
+  for (auto [schedule, first, last] : {std::tuple{lower::Schedule::named("1f1b"), 2, 1},
+                                       std::tuple{lower::Schedule::named("gpipe"), 4, 4}}) {
     p.schedule = schedule;
     const auto m = run(p);
     ASSERT_EQ(m.size(), 2u);

@@ -165,7 +165,7 @@ TEST(Mtp, CopyOfTheEmbeddingOnTheLastStageWhenTheEndsAreApart) {
     SCOPED_TRACE(framework);
     Options o = small_deepseek(framework, 2);
     o.degree["pp"] = 2;
-    o.pipeline_schedule = lower::Schedule::k1F1B;
+    o.pipeline_schedule = lower::Schedule::named("1f1b");
     const models::Workload w = models::build_workload(o);
     // The first module's lookup holds the last stage's copy; both copies
     // are tied (their gradients summed over the embedding group); the
@@ -181,7 +181,7 @@ TEST(Mtp, CopyOfTheEmbeddingOnTheLastStageWhenTheEndsAreApart) {
     EXPECT_EQ(parameters(w) - parameters(models::build_workload(small_deepseek(framework, 2))),
               256 * 64);
     // Under DualPipeV the ends share stage 0: no copy, no group.
-    o.pipeline_schedule = lower::Schedule::kDualPipeV;
+    o.pipeline_schedule = lower::Schedule::named("dualpipev");
     const models::Workload v = models::build_workload(o);
     EXPECT_FALSE(find(v, "mtp.0.emb.w")->require_grads);
     EXPECT_EQ(v.embedding_group, -1);

@@ -234,8 +234,9 @@ TEST(NodeOrder, IssueOrderOfWholeModelsIsValidAndReplays) {
     lower::Schedule schedule;
   };
   for (const Case& c :
-       {Case{"gpt", lower::Schedule::kNone}, Case{"gpt", lower::Schedule::k1F1B},
-        Case{"llama", lower::Schedule::kGpipe}, Case{"moe", lower::Schedule::kNone}}) {
+       {Case{"gpt", lower::Schedule::named("none")}, Case{"gpt", lower::Schedule::named("1f1b")},
+        Case{"llama", lower::Schedule::named("gpipe")},
+        Case{"moe", lower::Schedule::named("none")}}) {
     SCOPED_TRACE(c.type);
     Options o = small_model(c.type);
     o.pipeline_schedule = c.schedule;

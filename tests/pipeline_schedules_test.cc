@@ -16,7 +16,7 @@
 
 #include "stg/graph/csv_module.h"
 #include "stg/graph/weight_gradient_work.h"
-#include "stg/lower/schedule.h"
+#include "stg/lower/schedule_row.h"
 #include "stg/lower/schedule_timeline.h"
 
 namespace stg {
@@ -41,19 +41,22 @@ int most_in_flight(Schedule s, int pp, int micro_batches) {
 
 TEST(PipelineSchedules, BubbleOf1F1BIsTheTables) {
   for (int pp : {2, 4, 8})
-    for (int m : {8, 16, 20}) EXPECT_EQ(largest_idle(Schedule::k1F1B, pp, m), (pp - 1) * (F + B));
+    for (int m : {8, 16, 20})
+      EXPECT_EQ(largest_idle(Schedule::named("1f1b"), pp, m), (pp - 1) * (F + B));
 }
 
 TEST(PipelineSchedules, BubbleOfZbH1IsTheTables) {
   for (int pp : {2, 4, 8})
     for (int m : {8, 16, 20})
-      EXPECT_EQ(largest_idle(Schedule::kZbH1, pp, m), (pp - 1) * (F + B - 2 * W)) << pp << " " << m;
+      EXPECT_EQ(largest_idle(Schedule::named("zb-h1"), pp, m), (pp - 1) * (F + B - 2 * W))
+          << pp << " " << m;
 }
 
 TEST(PipelineSchedules, BubbleOfDualPipeIsTheTables) {
   for (int pp : {4, 8, 16})
     for (int m : {2 * pp, 2 * pp + 4, 4 * pp})
-      EXPECT_EQ(largest_idle(Schedule::kDualPipe, pp, m), (pp / 2 - 1) * (FandB + B - 3 * W))
+      EXPECT_EQ(largest_idle(Schedule::named("dualpipe"), pp, m),
+                (pp / 2 - 1) * (FandB + B - 3 * W))
           << pp << " " << m;
 }
 
@@ -62,7 +65,7 @@ TEST(PipelineSchedules, BubbleOfDualPipeVIsTheTables) {
   for (int ranks : {2, 4, 8}) {
     const int stages = 2 * ranks;
     for (int m : {2 * ranks, 2 * ranks + 2, 5 * ranks})
-      EXPECT_EQ(largest_idle(Schedule::kDualPipeV, ranks, m),
+      EXPECT_EQ(largest_idle(Schedule::named("dualpipev"), ranks, m),
                 (stages / 2 - 1) * (FandB + B - 3 * W))
           << ranks << " " << m;
   }
@@ -71,18 +74,19 @@ TEST(PipelineSchedules, BubbleOfDualPipeVIsTheTables) {
 TEST(PipelineSchedules, ActivationsInFlightAreTheTables) {
   for (int pp : {4, 8}) {
     const int m = 4 * pp;
-    EXPECT_EQ(most_in_flight(Schedule::k1F1B, pp, m), pp);
-    EXPECT_EQ(most_in_flight(Schedule::kZbH1, pp, m), pp);
-    EXPECT_EQ(most_in_flight(Schedule::kDualPipe, pp, m), pp + 1);
+    EXPECT_EQ(most_in_flight(Schedule::named("1f1b"), pp, m), pp);
+    EXPECT_EQ(most_in_flight(Schedule::named("zb-h1"), pp, m), pp);
+    EXPECT_EQ(most_in_flight(Schedule::named("dualpipe"), pp, m), pp + 1);
     // DualPipeV on pp ranks: 2pp pipeline stages, PP + 1 of them held.
-    EXPECT_EQ(most_in_flight(Schedule::kDualPipeV, pp, m), 2 * pp + 1);
+    EXPECT_EQ(most_in_flight(Schedule::named("dualpipev"), pp, m), 2 * pp + 1);
   }
 }
 
 // Every stage runs each pass of each micro-batch on each of its chunks once:
 // F and B and W apart under the schedules that separate W.
 TEST(PipelineSchedules, EveryPassOnce) {
-  for (Schedule s : {Schedule::kZbH1, Schedule::kDualPipe, Schedule::kDualPipeV})
+  for (Schedule s :
+       {Schedule::named("zb-h1"), Schedule::named("dualpipe"), Schedule::named("dualpipev")})
     for (int pp : {2, 4, 8})
       for (int m : {2 * pp, 2 * pp + 2, 3 * pp + 1}) {
         if (!lower::schedule_requirement(s, pp, m).empty()) continue;
@@ -94,12 +98,12 @@ TEST(PipelineSchedules, EveryPassOnce) {
             for (int chunk : {0, 1}) {
               // DualPipe: chunk 0 carries the micro-batches entering at
               // stage 0 (the first half), chunk 1 the others.
-              if (s == Schedule::kZbH1 && chunk == 1) continue;
-              if (s == Schedule::kDualPipe && (mb < m / 2) != (chunk == 0)) continue;
+              if (s == Schedule::named("zb-h1") && chunk == 1) continue;
+              if (s == Schedule::named("dualpipe") && (mb < m / 2) != (chunk == 0)) continue;
               for (Phase p : {Phase::kForward, Phase::kBackwardInput, Phase::kBackwardWeight})
                 expected.emplace(static_cast<int>(p), mb, chunk);
             }
-          EXPECT_EQ(seen, expected) << static_cast<int>(s) << " pp " << pp << " m " << m;
+          EXPECT_EQ(seen, expected) << s->name() << " pp " << pp << " m " << m;
         }
       }
 }
@@ -118,14 +122,15 @@ std::string show(const std::vector<Step>& steps) {
 // and steady state with B in place of the backward; stage s keeps s W's
 // pending and runs them after its last B.
 TEST(PipelineSchedules, ZbH1OrderByHand) {
-  EXPECT_EQ(show(lower::schedule_steps(Schedule::kZbH1, 0, 4, 8, 1)),
+  EXPECT_EQ(show(lower::schedule_steps(Schedule::named("zb-h1"), 0, 4, 8, 1)),
             "F0 F1 F2 F3 B0 W0 F4 B1 W1 F5 B2 W2 F6 B3 W3 F7 B4 W4 B5 W5 B6 W6 B7 W7 ");
-  EXPECT_EQ(show(lower::schedule_steps(Schedule::kZbH1, 3, 4, 8, 1)),
+  EXPECT_EQ(show(lower::schedule_steps(Schedule::named("zb-h1"), 3, 4, 8, 1)),
             "F0 B0 F1 B1 F2 B2 F3 B3 W0 F4 B4 W1 F5 B5 W2 F6 B6 W3 F7 B7 W4 W5 W6 W7 ");
 }
 
 TEST(PipelineSchedules, OldSchedulesKeepWholeBackwards) {
-  for (Schedule s : {Schedule::kGpipe, Schedule::k1F1B, Schedule::kInterleaved}) {
+  for (Schedule s :
+       {Schedule::named("gpipe"), Schedule::named("1f1b"), Schedule::named("interleaved")}) {
     EXPECT_FALSE(lower::separates_weight_gradients(s));
     for (const Step& st : lower::schedule_steps(s, 0, 2, 4, 2))
       EXPECT_NE(st.phase, Phase::kBackwardWeight);
@@ -133,12 +138,12 @@ TEST(PipelineSchedules, OldSchedulesKeepWholeBackwards) {
 }
 
 TEST(PipelineSchedules, DualPipeNeedsEvenStagesAndEnoughMicroBatches) {
-  EXPECT_NE(lower::schedule_requirement(Schedule::kDualPipe, 3, 12), "");
-  EXPECT_NE(lower::schedule_requirement(Schedule::kDualPipe, 4, 6), "");
-  EXPECT_NE(lower::schedule_requirement(Schedule::kDualPipe, 4, 9), "");
-  EXPECT_EQ(lower::schedule_requirement(Schedule::kDualPipe, 4, 8), "");
-  EXPECT_NE(lower::schedule_requirement(Schedule::kDualPipeV, 4, 7), "");
-  EXPECT_EQ(lower::schedule_requirement(Schedule::kDualPipeV, 4, 8), "");
+  EXPECT_NE(lower::schedule_requirement(Schedule::named("dualpipe"), 3, 12), "");
+  EXPECT_NE(lower::schedule_requirement(Schedule::named("dualpipe"), 4, 6), "");
+  EXPECT_NE(lower::schedule_requirement(Schedule::named("dualpipe"), 4, 9), "");
+  EXPECT_EQ(lower::schedule_requirement(Schedule::named("dualpipe"), 4, 8), "");
+  EXPECT_NE(lower::schedule_requirement(Schedule::named("dualpipev"), 4, 7), "");
+  EXPECT_EQ(lower::schedule_requirement(Schedule::named("dualpipev"), 4, 8), "");
 }
 
 // W: the weight gradients and the backward work only they read, within one

@@ -46,8 +46,8 @@ Options options_of(const Options& base, const PlanRow& row) {
   o.micro_batch = row.micro_batch;
   o.zero_stage = row.zero_stage;
   o.units = stg::Units::kPhysical;
-  o.pipeline_schedule =
-      row.virtual_stages > 1 ? stg::lower::Schedule::kInterleaved : stg::lower::Schedule::k1F1B;
+  o.pipeline_schedule = row.virtual_stages > 1 ? stg::lower::Schedule::named("interleaved")
+                                               : stg::lower::Schedule::named("1f1b");
   return o;
 }
 
@@ -94,7 +94,7 @@ TEST(Plans, RingAttentionWithRecomputationHasTheFiguresOfItsRuns) {
   Options o = small("llama");
   o.num_stacks = 6;
   o.batch = 8;
-  o.cp_algo = stg::CpAlgo::kRing;
+  o.cp_algo = "ring";
   o.activation_recompute = stg::Recompute::kFull;
   o.mixed_precision = true;
   expect_plans_match_runs(o, 8, 20);
@@ -182,8 +182,10 @@ TEST(Plans, BubbleIsTheSchedules) {
     for (int m = 1; m <= 12; ++m)
       for (int v = 1; v <= 3; ++v) {
         if (v > 1 && m % pp != 0) continue;
-        const stg::lower::Timeline t = stg::lower::run_schedule(
-            v > 1 ? stg::lower::Schedule::kInterleaved : stg::lower::Schedule::k1F1B, pp, m, v, {});
+        const stg::lower::Timeline t =
+            stg::lower::run_schedule(v > 1 ? stg::lower::Schedule::named("interleaved")
+                                           : stg::lower::Schedule::named("1f1b"),
+                                     pp, m, v, {});
         const double measured = *std::max_element(t.idle.begin(), t.idle.end()) / t.makespan;
         EXPECT_DOUBLE_EQ(stg::sweep::bubble_fraction(pp, m, v), measured)
             << pp << " " << m << " " << v;

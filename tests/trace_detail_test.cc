@@ -168,7 +168,7 @@ Options gpt_options() {
   o.seq = 128;
   o.batch = 16;
   o.micro_batch = 4;
-  o.pipeline_schedule = lower::Schedule::k1F1B;
+  o.pipeline_schedule = lower::Schedule::named("1f1b");
   o.threads = 1;
   return o;
 }
@@ -313,7 +313,7 @@ TEST(TraceDetailTemplate, MoeWithEpEqualsLibprotobuf) {
   o.degree["ep"] = 2;
   o.component_flags["--kvhead"] = 4;
   o.micro_batch = 8;
-  o.pipeline_schedule = lower::Schedule::kNone;
+  o.pipeline_schedule = lower::Schedule::named("none");
   expect_template_equals_libprotobuf(o, "moe ep2");
 }
 

@@ -7,6 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "stg/lower/schedule_row.h"
+#include "stg/models/parts/context_parallel.h"
 #include "stg/util/closest.h"
 #include "stg/util/ignore_case.h"
 
@@ -53,25 +55,21 @@ stg::emit::TraceDetail parse_trace_detail(std::string_view s) {
 }
 
 stg::lower::Schedule parse_schedule(std::string_view s) {
-  for (const auto& [name, value] : std::initializer_list<std::pair<const char*, stg::lower::Schedule>>{
-           {"none", stg::lower::Schedule::kNone},
-           {"gpipe", stg::lower::Schedule::kGpipe},
-           {"1f1b", stg::lower::Schedule::k1F1B},
-           {"interleaved", stg::lower::Schedule::kInterleaved},
-           {"zb-h1", stg::lower::Schedule::kZbH1},
-           {"dualpipe", stg::lower::Schedule::kDualPipe},
-           {"dualpipev", stg::lower::Schedule::kDualPipeV}})
-    if (stg::util::equal_ignoring_case(s, name)) return value;
-  unknown_choice("--pipeline_schedule", s,
-                 {"none", "gpipe", "1f1b", "interleaved", "zb-h1", "dualpipe", "dualpipev"},
-                 "none, gpipe, 1f1b, interleaved, zb-h1, dualpipe or dualpipev");
+  std::vector<std::string> names;
+  for (const stg::lower::ScheduleRow* row : stg::lower::schedule_rows()) {
+    if (stg::util::equal_ignoring_case(s, row->name())) return *row;
+    names.push_back(row->name());
+  }
+  unknown_choice("--pipeline_schedule", s, names, stg::lower::schedule_names());
 }
 
-stg::CpAlgo parse_cp_algo(std::string_view s) {
-  if (stg::util::equal_ignoring_case(s, "allgather")) return stg::CpAlgo::kAllGather;
-  if (stg::util::equal_ignoring_case(s, "ring")) return stg::CpAlgo::kRing;
-  if (stg::util::equal_ignoring_case(s, "ulysses")) return stg::CpAlgo::kUlysses;
-  unknown_choice("--cp_algo", s, {"allgather", "ring", "ulysses"}, "allgather, ring or ulysses");
+std::string parse_cp_algo(std::string_view s) {
+  std::vector<std::string> names;
+  for (const stg::models::CpAlgoRow* row : stg::models::cp_algo_rows()) {
+    if (stg::util::equal_ignoring_case(s, row->name)) return row->name;
+    names.push_back(row->name);
+  }
+  unknown_choice("--cp_algo", s, names, stg::models::cp_algo_names());
 }
 
 stg::Units parse_units(std::string_view s) {

@@ -18,7 +18,7 @@ stg::Units parse_units(std::string_view text);                     // --units
 stg::DType parse_dtype(std::string_view text);                     // --dtype
 // 0/1/true/false/yes/no as none/full, or none, full, selective.
 stg::Recompute parse_recompute(std::string_view text);  // --activation_recompute
-stg::CpAlgo parse_cp_algo(std::string_view text);  // --cp_algo
+std::string parse_cp_algo(std::string_view text);       // --cp_algo
 
 // --shard "i/n", or "auto": i and n from the launcher's variables (Open MPI,
 // PMI, Slurm tasks or job array), read through `getenv` (injected so that

@@ -7,8 +7,10 @@
 
 #include "command_line.h"
 #include "help_groups.h"
+#include "stg/lower/schedule_row.h"
 #include "stg/mesh/axes.h"
 #include "stg/models/families/registry.h"
+#include "stg/models/parts/context_parallel.h"
 #include "stg/models/registry.h"
 #include "stg/models/row_flag.h"
 
@@ -32,11 +34,9 @@ void describe_command(CLI::App& app) {
       "  stg infer ...         one serving iteration (prefill, decode steps with a KV cache; "
       "--requests, --prompt_len, --decode_steps)\n"
       "Choices: --model_type " +
-      stg::models::family_names() +
-      "; --pipeline_schedule none, gpipe, 1f1b, interleaved, zb-h1, dualpipe or dualpipev; --units "
-      "stg or "
-      "physical; --chakra_schema_version v0.0.4, v0.0.1 or json. docs/flags.md has every flag "
-      "and default.");
+      stg::models::family_names() + "; --pipeline_schedule " + stg::lower::schedule_names() +
+      "; --units stg or physical; --chakra_schema_version v0.0.4, v0.0.1 or json. docs/flags.md "
+      "has every flag and default.");
   app.get_formatter()->column_width(34);
   // As with the reference's argparse, a repeated flag takes its last value.
   app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
@@ -82,8 +82,8 @@ void add_parallel_flags(CLI::App& app, GenerateFlags& f) {
                    stg::kMaxRanks, valid);
   }
   app.add_option("--cp_algo", f.cp_algo,
-                 "allgather, ring or ulysses: how attention crosses the context-parallel axis "
-                 "(gpt, llama, moe)");
+                 stg::models::cp_algo_names() +
+                     ": how attention crosses the context-parallel axis (gpt, llama, moe)");
   app.add_option("--weight_sharded", f.weight_sharded, "FSDP: shard weights over dp (0/1)");
 }
 
@@ -146,8 +146,7 @@ void add_model_flags(CLI::App& app, GenerateFlags& f) {
 
 void add_schedule_flags(CLI::App& app, GenerateFlags& f) {
   app.add_option("--pipeline_schedule", f.schedule,
-                 "none (order left to the simulator), gpipe, 1f1b, interleaved, zb-h1, dualpipe "
-                 "or dualpipev (docs/pipeline_schedules.md)");
+                 stg::lower::schedule_help() + " (docs/pipeline_schedules.md)");
   f.integers.add(app, "--virtual_stages", f.options.virtual_stages,
                  "layer chunks per stage (interleaved)", stg::kMaxStacks,
                  "an integer from 1 to " + std::to_string(stg::kMaxStacks));

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "flag_text.h"
+#include "stg/lower/schedule_row.h"
 #include "stg/lower/schedule_timeline.h"
 #include "stg/options.h"
 
@@ -20,18 +21,17 @@ std::string figure(double v) {
 }  // namespace
 
 std::string schedule_chart_text(const ScheduleChartRequest& r) {
-  using stg::lower::Schedule;
-  const Schedule schedule = parse_schedule(r.schedule);
-  if (schedule == Schedule::kNone)
-    throw stg::UsageError(
-        "--schedule none has no order to draw: use gpipe, 1f1b, interleaved, "
-        "zb-h1, dualpipe or dualpipev");
+  const stg::lower::Schedule schedule = parse_schedule(r.schedule);
+  if (!schedule->orders_passes())
+    throw stg::UsageError("--schedule " + std::string(schedule->name()) +
+                          " has no order to draw: use " + stg::lower::schedule_names(true));
   if (r.pp < 1 || r.micro_batches < 1)
     throw stg::UsageError("--pp and --micro_batches must be >= 1");
   const std::string too_few = stg::lower::schedule_requirement(schedule, r.pp, r.micro_batches);
   if (!too_few.empty()) throw stg::UsageError(too_few);
-  if (schedule == Schedule::kInterleaved && r.micro_batches % r.pp != 0)
-    throw stg::UsageError("--schedule interleaved needs --micro_batches divisible by --pp");
+  if (schedule->needs_whole_groups() && r.micro_batches % r.pp != 0)
+    throw stg::UsageError("--schedule " + std::string(schedule->name()) +
+                          " needs --micro_batches divisible by --pp");
   const int chunks = stg::lower::schedule_chunks(schedule, r.virtual_stages);
   const stg::lower::Timeline t =
       stg::lower::run_schedule(schedule, r.pp, r.micro_batches, chunks, {});

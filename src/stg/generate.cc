@@ -24,6 +24,7 @@
 #include "stg/io/output_names.h"
 #include "stg/lower/expand_stage.h"
 #include "stg/lower/flat_stage.h"
+#include "stg/lower/schedule_row.h"
 #include "stg/lower/step_growth.h"
 #include "stg/mesh/axes.h"
 #include "stg/mesh/rank_layout.h"
@@ -240,28 +241,23 @@ lower::LowerOptions lower_options(const Options& o, const models::Workload& w) {
   lo.micro_batches = w.micro_batches;
   require(o.virtual_stages >= 1,
           "--virtual_stages " + std::to_string(o.virtual_stages) + " is not valid: use >= 1");
-  require(o.virtual_stages == 1 || lo.schedule == lower::Schedule::kInterleaved,
-          "--virtual_stages applies to --pipeline_schedule interleaved only: add it or drop "
-          "--virtual_stages");
+  require(o.virtual_stages == 1 || lo.schedule->takes_virtual_stages(),
+          "--virtual_stages applies to --pipeline_schedule " +
+              lower::virtual_stage_schedule_names() + " only: add it or drop --virtual_stages");
   const int chunks = lower::schedule_chunks(lo.schedule, o.virtual_stages);
   const int model_chunks = lower::model_chunks(lo.schedule, o.virtual_stages);
   const int64_t pp = w.mesh.stages();
   const std::string too_few =
       lower::schedule_requirement(lo.schedule, static_cast<int>(pp), w.micro_batches);
   require(too_few.empty(), too_few);
-  // DualPipeV's two chunks per stage are the schedule's, not a flag's.
-  const std::string chunks_text =
-      lo.schedule == lower::Schedule::kInterleaved
-          ? "--pp " + std::to_string(pp) + " x --virtual_stages " + std::to_string(model_chunks)
-          : "--pipeline_schedule dualpipev puts 2 chunks on each stage: --pp " +
-                std::to_string(pp) + " x 2";
   require(model_chunks == 1 || pp * model_chunks <= w.model.num_blocks,
-          chunks_text + " is larger than --num_stacks " + std::to_string(w.model.num_blocks) +
+          lo.schedule->chunks_text(pp, model_chunks) + " is larger than --num_stacks " +
+              std::to_string(w.model.num_blocks) +
               ": every virtual stage needs at least one block");
-  if (lo.schedule == lower::Schedule::kInterleaved)
+  if (lo.schedule->needs_whole_groups())
     require(w.micro_batches % pp == 0,
-            "--pipeline_schedule interleaved needs a number of micro-batches (--batch / "
-            "--micro_batch = " +
+            "--pipeline_schedule " + std::string(lo.schedule->name()) +
+                " needs a number of micro-batches (--batch / --micro_batch = " +
                 std::to_string(w.micro_batches) + ") divisible by --pp " + std::to_string(pp));
   lo.chunks = chunks;
   return lo;

@@ -31,11 +31,6 @@ enum class DType { kFp32, kBf16, kFp16, kFp8 };
 // What the backward pass recomputes: nothing, every block's forward, or only
 // the attention core (Korthikanti et al.'s selective recomputation).
 enum class Recompute { kNone, kFull, kSelective };
-// How attention crosses the context-parallel axis (docs/context_parallelism.md):
-// K and V all-gathered over the whole sequence (the reference's), passed
-// round the cp ring in cp-1 steps (ring attention), or the sequence split
-// turned into a head split by all-to-alls (DeepSpeed-Ulysses).
-enum class CpAlgo { kAllGather, kRing, kUlysses };
 
 const char* dtype_name(DType dtype);  // "bf16", as --dtype spells it
 int64_t dtype_bytes(DType dtype);
@@ -83,7 +78,9 @@ struct Options {
   emit::TraceDetail trace_detail = emit::TraceDetail::kFull;  // full or sim
 
   mesh::Degrees degree;  // by axis (mesh/axes.h): degree["dp"]
-  CpAlgo cp_algo = CpAlgo::kAllGather;
+  // How attention crosses the context-parallel axis: a name of the cp
+  // algorithm table (models/parts/context_parallel.h; --cp_algo).
+  std::string cp_algo = "allgather";
   bool weight_sharded = false;
   std::optional<int> zero_stage;  // 0-3; 3 is --weight_sharded 1
 

@@ -38,8 +38,7 @@ inline std::vector<int> step_of_nodes(const stg::StageGraph& s,
 // workload's phases, each for every micro-batch.
 inline void add_schedule_ctrl_deps(stg::StageGraph& s, const stg::lower::LowerOptions& o, int pp,
                                    const std::vector<stg::lower::Step>& phases = {}) {
-  using stg::lower::Schedule;
-  if (o.schedule == Schedule::kNone && phases.empty()) return;
+  if (o.schedule == stg::lower::Schedule() && phases.empty()) return;
   std::vector<stg::lower::Step> steps;
   for (const stg::lower::Step& phase : phases)
     for (int mb = 0; mb < o.micro_batches; ++mb) {

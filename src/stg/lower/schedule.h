@@ -5,13 +5,36 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "stg/graph/tensor.h"
 
 namespace stg::lower {
 
-enum class Schedule { kNone, kGpipe, k1F1B, kInterleaved, kZbH1, kDualPipe, kDualPipeV };
+class ScheduleRow;
+
+// A pipeline schedule: a handle on its row (lower/schedule_row.h; the
+// rows are listed in lower/schedule_rows.cc). The default handle is "none",
+// the order left to the simulator.
+class Schedule {
+ public:
+  Schedule() = default;
+  Schedule(const ScheduleRow& row) : row_(&row) {}  // NOLINT: a row is a schedule
+  // The row whose --pipeline_schedule name is `name` (any case); throws
+  // std::invalid_argument for an unknown one.
+  static Schedule named(std::string_view name);
+  const ScheduleRow& row() const;
+  const ScheduleRow* operator->() const { return &row(); }
+  bool operator==(const Schedule& other) const { return &row() == &other.row(); }
+
+  // The default: "none".
+  static const Schedule kNone;
+
+ private:
+  const ScheduleRow* row_ = nullptr;  // null: none
+};
+inline const Schedule Schedule::kNone{};
 
 // One step of a stage's schedule: a phase (graph::Phase) of one
 // micro-batch on one chunk. The training schedules step through forward
@@ -59,10 +82,10 @@ int micro_batches_of_replicas(Schedule schedule, int replicas);
 
 // DualPipeV places the model's 2pp stages in a V: chunk 0 of stage s is
 // pipeline stage s, chunk 1 is pipeline stage 2pp-1-s.
-inline bool v_shaped(Schedule schedule) { return schedule == Schedule::kDualPipeV; }
+bool v_shaped(Schedule schedule);
 // Whether the schedule runs a second copy of the model in the opposite
 // direction (DualPipe; passes/mirror_model.h).
-inline bool mirrors_model(Schedule schedule) { return schedule == Schedule::kDualPipe; }
+bool mirrors_model(Schedule schedule);
 
 // The one-line error for a number of micro-batches the schedule cannot
 // order on `pp` stages, or "" (DualPipe: pp even, an even number of

@@ -6,6 +6,8 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "stg/lower/schedule_row.h"
+
 namespace stg::lower {
 
 namespace {
@@ -18,14 +20,12 @@ using Done = std::tuple<int, int, int>;
 }  // namespace
 
 int pipeline_position(Schedule schedule, int pp, int chunks, int stage, int chunk) {
-  if (schedule == Schedule::kDualPipeV) return chunk == 0 ? stage : 2 * pp - 1 - stage;
-  if (schedule == Schedule::kDualPipe) return chunk == 0 ? stage : pp - 1 - stage;
   (void)chunks;
-  return chunk * pp + stage;
+  return schedule->pipeline_position(pp, stage, chunk);
 }
 
 int pipeline_length(Schedule schedule, int pp, int chunks) {
-  return schedule == Schedule::kDualPipe ? pp : pp * schedule_chunks(schedule, chunks);
+  return schedule->pipeline_length(pp, schedule_chunks(schedule, chunks));
 }
 
 Timeline run_schedule(Schedule schedule, int pp, int micro_batches, int chunks,

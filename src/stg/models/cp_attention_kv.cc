@@ -9,7 +9,10 @@ std::optional<report::AttentionKv> cp_attention_kv(const Options& o, const Workl
   const auto& v = w.values.by_symbol;
   if (o.degree["sp"] <= 1 || w.decoder.blocks.empty() || !v.count("cp")) return std::nullopt;
   report::AttentionKv kv;
-  kv.algo = o.cp_algo;
+  const CpAlgoRow& algo = cp_algo_row(o.cp_algo);
+  kv.algo = algo.name;
+  kv.held = algo.kv_bytes;
+  kv.what = algo.kv_held;
   kv.cp = v.at("cp");
   double split = static_cast<double>(v.at("dp"));
   if (ep_carved_out_of_dp && w.decoder.any(BlockKind::kMoe))

@@ -57,6 +57,7 @@ void check_parallel_split(const expr::Values& values, const Options& o, const De
                                      num(tp) +
                                      ": every tensor-parallel rank needs a whole share of the FFN");
   check_mixers(d, v, o, degree);
+  check_cp_algo(d, v, o, degree);
   f.check_decoder(o, d, micro);
   check_mlps(d, v, o, degree);
 }
@@ -146,7 +147,7 @@ void add_groups(Workload& w, const Options& o, const PartChoices& choices,
   if (choices.tied_stages_apart || (!w.decoder.mtp.empty() && ends_apart))
     w.embedding_group = w.mesh.add_stage_group({"embedding", {0, w.mesh.stages() - 1}});
   // DualPipe's two copies of each pipeline stage's parameters: stages i and pp-1-i.
-  if (o.pipeline_schedule == lower::Schedule::kDualPipe)
+  if (lower::mirrors_model(o.pipeline_schedule))
     for (int64_t s = 0; s < pp / 2; ++s) {
       const int group = w.mesh.add_stage_group({"dualpipe", {s, pp - 1 - s}});
       if (s == 0) w.mirror_group = group;

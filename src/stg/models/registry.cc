@@ -3,6 +3,7 @@
 #include "stg/frameworks/registry.h"
 #include "stg/models/families/registry.h"
 #include "stg/models/flag_binding.h"
+#include "stg/models/parts/context_parallel.h"
 #include "stg/models/row_flag.h"
 #include "stg/workloads/training_step.h"
 
@@ -29,9 +30,10 @@ Workload build_workload(const Options& o) {
   const frameworks::Framework& f = frameworks::find(o.framework);
   frameworks::refuse_flags_of_others(f, o);
   f.check(o);
-  require(o.cp_algo == CpAlgo::kAllGather || (o.module_csv.empty() && family_of(o).decoder),
-          "--cp_algo ring and ulysses are attention kernels of the decoder models (every "
-          "--model_type but transformer, no --module_csv): drop --cp_algo or choose a decoder");
+  require(!cp_algo_row(o.cp_algo).decoder_only || (o.module_csv.empty() && family_of(o).decoder),
+          "--cp_algo " + cp_algo_names([](const CpAlgoRow& a) { return a.decoder_only; }, " and ") +
+              " are attention kernels of the decoder models (every --model_type but "
+              "transformer, no --module_csv): drop --cp_algo or choose a decoder");
   refuse_decoder_flags(o);
   Workload w = o.serving              ? inference_workload(o, f)
                : o.module_csv.empty() ? family_of(o).workload(o, f)

@@ -138,7 +138,7 @@ std::vector<StageMemory> activation_memory_by_stage(const graph::Graph& g, const
     // The pipeline stages the stage holds: its own and, under DualPipe, the
     // mirrored copy of stage pp-1-st (its blocks are in blocks[st] already).
     double last = st == pp - 1, first = st == 0;
-    if (o.schedule == lower::Schedule::kDualPipe && pp > 1) {
+    if (lower::mirrors_model(o.schedule) && pp > 1) {
       last += st == 0;
       first += st == pp - 1;
     }

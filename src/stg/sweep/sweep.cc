@@ -9,7 +9,7 @@
 
 #include "stg/emit/network_shape.h"
 #include "stg/frameworks/registry.h"
-#include "stg/lower/schedule.h"
+#include "stg/lower/schedule_row.h"
 #include "stg/models/families/registry.h"
 #include "stg/passes/pipeline.h"
 #include "stg/report/step_figures.h"
@@ -245,10 +245,9 @@ class Evaluator {
     std::vector<PlanRow> rows;
     const int pp = static_cast<int>(c.pp);
     for (const int chunks : c.virtual_stages) {
-      const lower::Schedule schedule =
-          chunks > 1 ? lower::Schedule::kInterleaved : lower::Schedule::k1F1B;
+      const lower::Schedule schedule = lower::Schedule::named(chunks > 1 ? "interleaved" : "1f1b");
       if (!lower::schedule_requirement(schedule, pp, micro_batches).empty()) continue;
-      if (schedule == lower::Schedule::kInterleaved && micro_batches % pp != 0) continue;
+      if (schedule->needs_whole_groups() && micro_batches % pp != 0) continue;
       std::vector<StageSums> stages = stage_sums(parts, axes.size(), pp, chunks, links);
       activations(t, formula, pp, chunks, micro_batches, schedule, stages);
       rows.push_back(row(c, chunks, micro_batches, axes, stages));

@@ -19,9 +19,9 @@ constexpr const char* kHeadDim = "--head_dim";
 extern const MixerRow kMha;
 
 void check(const std::vector<int64_t>& options, const std::map<std::string, int64_t>& v,
-           const Options& o, const mesh::Degrees& degree) {
+           const Options&, const mesh::Degrees& degree) {
   const AttentionOptions a = AttentionOptions::of(options);
-  const int64_t tp = degree["tp"], cp = degree["sp"];
+  const int64_t tp = degree["tp"];
   if (!a.own_head_dim)
     require(v.at("Dmodel") % v.at("Head") == 0,
             "--dmodel " + num(v.at("Dmodel")) + " is not divisible by --head " + num(v.at("Head")) +
@@ -34,15 +34,13 @@ void check(const std::vector<int64_t>& options, const std::map<std::string, int6
                                           " is not divisible by --tp " + num(tp) +
                                           ": every tensor-parallel rank needs whole KV heads");
   }
-  // Ulysses gives every cp rank whole heads of the tp rank's share.
-  if (o.cp_algo != CpAlgo::kUlysses || cp == 1) return;
-  const int64_t heads = a.grouped ? v.at("KVHead") : v.at("Head");
-  const int64_t kv_tp = heads / tp;
-  require(kv_tp % cp == 0 && (v.at("Head") / tp) % cp == 0,
-          std::string("--cp_algo ulysses splits the heads over cp: --cp ") + num(cp) +
-              " does not divide the " + num(kv_tp) + (a.grouped ? " KV heads" : " heads") +
-              " per tensor-parallel rank (" + (a.grouped ? "--kvhead " : "--head ") + num(heads) +
-              " / --tp " + num(tp) + "): choose a cp degree that divides it, or --cp_algo ring");
+}
+
+// The heads a cp head split divides: the KV heads under GQA.
+CpHeads cp_heads(const std::vector<int64_t>& options, const std::map<std::string, int64_t>& v) {
+  const bool grouped = AttentionOptions::of(options).grouped;
+  return {grouped ? v.at("KVHead") : v.at("Head"), v.at("Head"), grouped ? "--kvhead" : "--head",
+          grouped ? " KV heads" : " heads"};
 }
 
 void dims(const std::vector<int64_t>& options, const std::map<std::string, int64_t>& v,
@@ -140,6 +138,7 @@ const MixerRow kMha = {
     .dims = dims,
     .note_unread = note_unread,
     .cp_kv = cp_kv,
+    .cp = {.heads = cp_heads},
 };
 
 }  // namespace

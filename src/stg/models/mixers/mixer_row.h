@@ -72,6 +72,9 @@ struct MixerRow {
   // row's follow them). Null: none.
   const MixerRow& (*wraps)() = nullptr;
   size_t own_options = 0;
+  // What its attention offers the cp algorithms (parts/context_parallel.h:
+  // heads to split, a window); none: nothing of either.
+  CpSupport cp = {};
 };
 
 // The attention rows the families choose (mha_attention.cc, mla_attention.cc).

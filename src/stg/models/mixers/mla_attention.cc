@@ -12,16 +12,9 @@ namespace {
 
 extern const MixerRow kMla;
 
-void check(const std::vector<int64_t>&, const std::map<std::string, int64_t>& v, const Options& o,
-           const mesh::Degrees& degree) {
-  // Ulysses gives every cp rank whole heads of the tp rank's share.
-  const int64_t tp = degree["tp"], cp = degree["sp"];
-  if (o.cp_algo != CpAlgo::kUlysses || cp == 1) return;
-  const int64_t kv_tp = v.at("Head") / tp;
-  require(kv_tp % cp == 0,
-          "--cp_algo ulysses splits the heads over cp: --cp " + num(cp) + " does not divide the " +
-              num(kv_tp) + " heads per tensor-parallel rank (--head " + num(v.at("Head")) +
-              " / --tp " + num(tp) + "): choose a cp degree that divides it, or --cp_algo ring");
+// The heads a cp head split divides: every head has its own K and V.
+CpHeads cp_heads(const std::vector<int64_t>&, const std::map<std::string, int64_t>& v) {
+  return {v.at("Head"), v.at("Head"), "--head", " heads"};
 }
 
 // Each dimension: its symbol, flag, --help text and default (DeepSeek-V3's).
@@ -123,7 +116,7 @@ const MixerRow kMla = {
     .name = "mla",
     .flags = flags(),
     .place = nullptr,  // the families' blocks
-    .check = check,
+    .check = nullptr,
     .read_hf = nullptr,
     .activations = activations,
     .build = build,
@@ -131,6 +124,7 @@ const MixerRow kMla = {
     .dims = dims,
     .note_unread = note_unread,
     .cp_kv = cp_kv,
+    .cp = {.heads = cp_heads},
 };
 
 }  // namespace

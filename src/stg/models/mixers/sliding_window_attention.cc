@@ -84,12 +84,6 @@ void check(const std::vector<int64_t>&, const std::map<std::string, int64_t>&, c
            const mesh::Degrees& degree) {
   const int64_t cp = degree["sp"];
   if (cp == 1) return;
-  // TransformerEngine's context parallelism runs a window with the
-  // all-gather and all-to-all algorithms, not the ring's K/V chunks.
-  require(o.cp_algo != CpAlgo::kRing,
-          "--window with --cp " + num(cp) +
-              " needs --cp_algo allgather or ulysses: ring attention's chunks span the whole "
-              "sequence");
   const int64_t window = o.component_flags.at(kWindow);
   if (o.serving)
     require(window % cp == 0, "--window " + num(window) + " is not divisible by --cp " + num(cp) +
@@ -149,6 +143,7 @@ const MixerRow kSlidingWindow = {
     nullptr,
     mha_row,  // its options after the window: the attention's
     1,
+    {nullptr, kWindow},  // the ring's chunks span the whole sequence
 };
 
 }  // namespace

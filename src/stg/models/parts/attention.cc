@@ -163,9 +163,7 @@ Graph attention_projections(const Layout& l, const AttentionOptions& spec) {
 // all-gather kernel.
 Graph cp_attention_kernel(const KernelDims& k, const PartChoices& choices,
                           const ContextParallel& cp) {
-  if (cp.degree > 1 && cp.algo == CpAlgo::kRing)
-    return ring_attention_kernel(k, choices, cp.degree);
-  if (cp.degree > 1 && cp.algo == CpAlgo::kUlysses) return ulysses_attention_kernel(k, choices);
+  if (cp.degree > 1) return cp_algo_row(cp.algo).kernel(k, choices, cp.degree);
   return attention_kernel(k, choices);
 }
 

@@ -16,8 +16,12 @@
 // makes it a SEND to the next rank and a RECV from the previous one.
 #include <string>
 
+#include "stg/models/flag_binding.h"
+#include "stg/models/mixers/mixer_row.h"
 #include "stg/models/parts/context_parallel.h"
 #include "stg/models/parts/dims.h"
+#include "stg/passes/insert_axis_send_recv.h"
+#include "stg/passes/pass.h"
 
 namespace stg::models {
 
@@ -166,5 +170,39 @@ Graph ring_attention_kernel(const KernelDims& k, const PartChoices& choices, int
   g.mark_backward_from(b);
   return g;
 }
+
+namespace {
+
+// The chunks go round the cp ring as (axis, offset) peers.
+void add_passes(passes::PassManager& pm) { pm.emplace<passes::InsertAxisSendRecv>(); }
+
+// Two chunks of K and V: the one held and the one arriving.
+double kv_bytes(double whole, int64_t cp) { return 2.0 * whole / static_cast<double>(cp); }
+
+// TransformerEngine's context parallelism runs a window with the
+// all-gather and all-to-all algorithms, not the ring's K/V chunks.
+void require_whole_sequence(const MixerRow& row, const std::vector<int64_t>&,
+                            const std::map<std::string, int64_t>&, const mesh::Degrees& degree) {
+  require(!row.cp.window_flag,
+          std::string(row.cp.window_flag ? row.cp.window_flag : "") + " with --cp " +
+              num(degree["sp"]) + " needs --cp_algo " +
+              cp_algo_names([](const CpAlgoRow& a) { return !a.whole_sequence_chunks; }) +
+              ": ring attention's chunks span the whole sequence");
+}
+
+const CpAlgoRow kRing = {
+    .name = "ring",
+    .kernel = ring_attention_kernel,
+    .add_passes = add_passes,
+    .kv_bytes = kv_bytes,
+    .kv_held = "two chunks of K and V, the one held and the one arriving",
+    .decoder_only = true,
+    .whole_sequence_chunks = true,
+    .require = require_whole_sequence,
+};
+
+}  // namespace
+
+const CpAlgoRow& ring_cp_row() { return kRing; }
 
 }  // namespace stg::models

@@ -7,6 +7,8 @@
 // insert-collectives finds the transition (docs/facts.md §3).
 #include <string>
 
+#include "stg/models/flag_binding.h"
+#include "stg/models/mixers/mixer_row.h"
 #include "stg/models/parts/context_parallel.h"
 #include "stg/models/parts/dims.h"
 
@@ -72,5 +74,43 @@ Graph ulysses_attention_kernel(const KernelDims& k, const PartChoices& choices) 
   g.mark_backward_from(b);
   return g;
 }
+
+namespace {
+
+Graph kernel(const KernelDims& k, const PartChoices& choices, int) {
+  return ulysses_attention_kernel(k, choices);
+}
+
+// K and V of the whole sequence for 1/cp of the rank's KV heads.
+double kv_bytes(double whole, int64_t cp) { return whole / static_cast<double>(cp); }
+
+// Ulysses gives every cp rank whole heads of the tp rank's share.
+void require_whole_heads(const MixerRow& row, const std::vector<int64_t>& options,
+                         const std::map<std::string, int64_t>& values,
+                         const mesh::Degrees& degree) {
+  if (!row.cp.heads) return;
+  const CpHeads h = row.cp.heads(options, values);
+  const int64_t tp = degree["tp"], cp = degree["sp"];
+  const int64_t kv_tp = h.heads / tp;
+  require(kv_tp % cp == 0 && (h.query_heads / tp) % cp == 0,
+          "--cp_algo ulysses splits the heads over cp: --cp " + num(cp) + " does not divide the " +
+              num(kv_tp) + h.what + " per tensor-parallel rank (" + h.flag + " " + num(h.heads) +
+              " / --tp " + num(tp) + "): choose a cp degree that divides it, or --cp_algo ring");
+}
+
+const CpAlgoRow kUlysses = {
+    .name = "ulysses",
+    .kernel = kernel,
+    .add_passes = nullptr,
+    .kv_bytes = kv_bytes,
+    .kv_held = "K and V of the whole sequence for 1/cp of the rank's KV heads",
+    .decoder_only = true,
+    .whole_sequence_chunks = false,
+    .require = require_whole_heads,
+};
+
+}  // namespace
+
+const CpAlgoRow& ulysses_cp_row() { return kUlysses; }
 
 }  // namespace stg::models
