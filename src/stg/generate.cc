@@ -92,7 +92,8 @@ std::vector<RankRange> rank_ranges(const Options& o, int64_t num_ranks) {
   while (valid) {
     const size_t comma = rest.find(',');
     const auto range = parse_rank_range(rest.substr(0, comma));
-    valid = range && range->second < num_ranks && (ranges.empty() || range->first > ranges.back().second);
+    valid = range && range->second < num_ranks &&
+            (ranges.empty() || range->first > ranges.back().second);
     if (valid && !ranges.empty() && range->first == ranges.back().second + 1)
       ranges.back().second = range->second;
     else if (valid)
@@ -607,6 +608,28 @@ int64_t write_files(WriteContext& c, const emit::AstraSimPlan& astra_sim, const 
   return c.files.commit(stale);
 }
 
+// The figures of a lowered run: its notes, memory per stage (the text
+// only with --print_gpu_vram), step figures, ranks and stages.
+RunSummary run_figures(const Options& o, models::Workload& w, const lower::LowerOptions& lo,
+                       const LoweredRun& run, const mesh::RankLayout& layout,
+                       const std::vector<RankRange>& ranges) {
+  RunSummary summary;
+  summary.notes = std::move(w.notes);
+  // A training run's memory per stage is part of its summary (serving runs
+  // have their own figures).
+  Options with_memory = o;
+  if (!o.serving) with_memory.print_gpu_vram = true;
+  MemoryReport memory = memory_report(with_memory, w, lo, run.graph, layout.ranks_per_stage());
+  summary.memory = std::move(memory.by_stage);
+  if (o.print_gpu_vram.value_or(false)) summary.memory_report = std::move(memory.text);
+  summary.stage_steps = stage_steps(run.stages, w.mesh);
+  summary.physical_units = lo.kernel_flops;
+  summary.step = step_of_run(summary.stage_steps, w.mesh, ranges, lo.kernel_flops);
+  summary.ranks = layout.num_ranks();
+  summary.stages = layout.pp();
+  return summary;
+}
+
 }  // namespace
 
 RunSummary generate(const Options& o, ProgressListener* progress) {
@@ -655,21 +678,8 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
     throw UsageError("--output_dir: " + std::string(e.what()) +
                      ": give a directory that can be created and written");
   }
-  RunSummary summary;
-  summary.notes = std::move(w.notes);
+  RunSummary summary = run_figures(o, w, lo, run, layout, ranges);
   summary.serving = std::move(serving);
-  // A training run's memory per stage is part of its summary; the text only
-  // with --print_gpu_vram (serving runs have their own figures).
-  Options with_memory = o;
-  if (!o.serving) with_memory.print_gpu_vram = true;
-  MemoryReport memory = memory_report(with_memory, w, lo, run.graph, layout.ranks_per_stage());
-  summary.memory = std::move(memory.by_stage);
-  if (o.print_gpu_vram.value_or(false)) summary.memory_report = std::move(memory.text);
-  summary.stage_steps = stage_steps(run.stages, w.mesh);
-  summary.physical_units = lo.kernel_flops;
-  summary.step = step_of_run(summary.stage_steps, w.mesh, ranges, lo.kernel_flops);
-  summary.ranks = layout.num_ranks();
-  summary.stages = layout.pp();
   summary.comm_group_path = out.comm_group_name;
   WriteContext c{o, out, layout, run.stages, files, listen, threads};
   const bool writes_groups = o.shard_index == 0;
@@ -677,8 +687,7 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   // On an error or a stop request abort() removes the staging directory and
   // the message says what that left ("...: nothing was written to DIR").
   try {
-    summary.stale_files_removed =
-        write_files(c, astra_sim, dump, writes_groups, ranges);
+    summary.stale_files_removed = write_files(c, astra_sim, dump, writes_groups, ranges);
   } catch (io::OutputError& e) {
     e.append(files.abort());
     throw;
@@ -723,8 +732,8 @@ PlanSummary plan(const Options& options) {
   MemoryReport memory = memory_report(o, w, lo, run.graph, layout.ranks_per_stage());
   summary.memory = std::move(memory.by_stage);
   summary.memory_report = std::move(memory.text);
-  summary.step =
-      step_of_run(stage_steps(run.stages, w.mesh), w.mesh, {{0, summary.ranks - 1}}, lo.kernel_flops);
+  summary.step = step_of_run(stage_steps(run.stages, w.mesh), w.mesh, {{0, summary.ranks - 1}},
+                             lo.kernel_flops);
   summary.notes = std::move(w.notes);
   return summary;
 }
