@@ -4,7 +4,9 @@
 For each run below, stg writes the traces of the first rank of every pipeline
 stage (--ranks) with ASTRA-sim's network for the run's GPU (--gpu,
 --astra_sim), replays them (--print_makespan) and prints a Markdown table:
-the published step time, stg's, their ratio and both MFUs.
+the published step time, stg's, their ratio and both MFUs; then, for the
+stage that ends last, where stg's step goes: compute by kernel kind, exposed
+communication by axis and the pipeline bubble, in % of the step.
 
 A published figure is either a step time or TFLOP/s per GPU. The latter is
 turned into a step time with the publisher's own FLOP count (Megatron-LM's
@@ -139,8 +141,9 @@ FORMULAS = {
 }
 
 
-def predicted_seconds(stg, run, compute_time):
-    """stg's makespan of the run, in seconds, from the first rank of each stage."""
+def predicted_step(stg, run, compute_time):
+    """stg's makespan of the run in seconds, from the first rank of each stage, and
+    where the time of the stage that ends last goes (--json's time_breakdown)."""
     per_stage = run["gpus"] // run["pp"]
     ranks = ",".join(str(stage * per_stage) for stage in range(run["pp"]))
     with tempfile.TemporaryDirectory() as tmp:
@@ -156,7 +159,8 @@ def predicted_seconds(stg, run, compute_time):
         result = json.loads(done.stdout)
         if "makespan_ns" not in result:
             sys.exit("published_runs: %s: no makespan: %s" % (run["name"], result.get("makespan_error")))
-        return result["makespan_ns"] / 1e9
+        last = max(result["time_breakdown"], key=lambda stage: stage["done_ms"])
+        return result["makespan_ns"] / 1e9, last
 
 
 def row(stg, run, compute_time):
@@ -166,7 +170,7 @@ def row(stg, run, compute_time):
     else:
         counted = FORMULAS[formula](run["model"], run["batch"])
         published_s = counted / (run["gpus"] * value * 1e12)
-    stg_s = predicted_seconds(stg, run, compute_time)
+    stg_s, last = predicted_step(stg, run, compute_time)
     figure = "%.1f s" % value if kind == "seconds" else "%g TFLOP/s" % value
     # MFU where Megatron-LM's count applies (dense GPT and Llama models).
     mfu = ("-", "-")
@@ -175,8 +179,30 @@ def row(stg, run, compute_time):
         peak = run["gpus"] * PEAK[run["gpu"]] * 1e12
         mfu = ("%.0f%%" % (100 * model_flops / (published_s * peak)),
                "%.0f%%" % (100 * model_flops / (stg_s * peak)))
-    return "| %s | %s | %.1f | %.1f | %.2f | %s | %s |" % (
+    line = "| %s | %s | %.1f | %.1f | %.2f | %s | %s |" % (
         run["what"], figure.replace(".0 s", " s"), published_s, stg_s, stg_s / published_s, *mfu)
+    return line, breakdown_row(run, stg_s, last)
+
+
+# The axes of the breakdown's columns; any other exposed time goes to "other".
+AXES = ["tp", "cp", "ep", "dp", "pp"]
+
+
+def breakdown_row(run, stg_s, stage):
+    """Where the step of the stage that ends last goes, in % of stg's step."""
+    step_ms = stg_s * 1e3
+    share = lambda ms: "%.0f" % (100 * ms / step_ms)
+    kernels = stage.get("kernels_ms", {})
+    compute = share(stage["compute_ms"])
+    if kernels:
+        compute += " (%s / %s / %s)" % tuple(share(kernels[k]) for k in ("GEMM", "attention", "memory-bound"))
+    exposed = stage["exposed_comm_ms"]
+    by_axis = {a: 0.0 for a in AXES + ["other"]}
+    for axis, ms in exposed.items():
+        by_axis[axis if axis in AXES else "other"] += ms
+    cells = [share(by_axis[a]) for a in AXES + ["other"]]
+    return "| %s | %d | %s | %s | %s |" % (run["what"], stage["stage"], compute, " | ".join(cells),
+                                           share(stage["bubble_ms"]))
 
 
 def main():
@@ -188,10 +214,22 @@ def main():
     a = p.parse_args()
     print("| run | published | published step s | stg step s | stg / published | published MFU | stg MFU |")
     print("|---|---|---|---|---|---|---|")
+    breakdowns = []
     for run in RUNS:
         if (a.only and run["name"] != a.only) or (not a.only and not a.all and run.get("slow")):
             continue
-        print(row(a.stg, run, a.compute_time), flush=True)
+        line, breakdown = row(a.stg, run, a.compute_time)
+        print(line, flush=True)
+        breakdowns.append(breakdown)
+    # Where stg's step goes: compute (by kernel kind under --compute_time
+    # model), exposed communication by axis and the pipeline bubble add up to
+    # the step (docs/validate-inspect.md, "Where the step time goes").
+    print()
+    print("| run | stage that ends last | compute % (GEMM / attention / memory-bound) | exposed " +
+          " | ".join(AXES) + " | other | bubble % |")
+    print("|---|---|---|" + "---|" * (len(AXES) + 2))
+    for line in breakdowns:
+        print(line)
 
 
 if __name__ == "__main__":

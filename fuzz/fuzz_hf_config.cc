@@ -29,7 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       o.model = "llama";
       o.dmodel = 64;
       o.seq = 128;
-      o.kvhead = 2;
+      o.component_flags["--kvhead"] = 2;  // the attention row's flag
     }
     try {
       stg::models::apply_hf_config(path.string(), o);

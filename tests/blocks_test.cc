@@ -51,7 +51,7 @@ Options small() {
   o.dmodel = 64;
   o.dff = 128;
   o.head = 4;
-  o.kvhead = 2;
+  o.component_flags["--kvhead"] = 2;
   o.seq = 16;
   o.batch = 4;
   o.micro_batch = 2;

@@ -61,7 +61,7 @@ Options options_of(const Config& c, const std::string& dir) {
   o.dmodel = c.h;
   o.dff = c.f;
   o.head = c.a;
-  if (c.kind != "gpt") o.kvhead = c.g;
+  if (c.kind != "gpt") o.component_flags["--kvhead"] = c.g;
   o.seq = c.s;
   o.dvocal = c.V;
   o.batch = c.B;

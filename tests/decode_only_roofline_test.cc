@@ -36,7 +36,7 @@ Options issue_plan(const std::string& dir, double mem_bw_gbps) {
   o.dmodel = 512;
   o.dff = 1024;
   o.head = 8;
-  o.kvhead = 4;
+  o.component_flags["--kvhead"] = 4;
   o.dvocal = 1024;
   o.framework = "megatron";
   o.degree["dp"] = 2;

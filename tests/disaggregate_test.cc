@@ -98,7 +98,7 @@ Options options_of(const Pools& c, const std::string& dir) {
   o.dmodel = kH;
   o.dff = kFfn;
   o.head = kHeads;
-  o.kvhead = kKvHeads;
+  o.component_flags["--kvhead"] = kKvHeads;
   o.dvocal = kVocab;
   o.degree["tp"] = c.tp;
   o.degree["pp"] = c.pp;

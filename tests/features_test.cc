@@ -74,7 +74,7 @@ Options small(const std::string& model_type, const std::string& dir) {
   o.dff = 128;
   o.head = 8;
   o.dvocal = 256;
-  if (model_type != "gpt") o.kvhead = 4;
+  if (model_type != "gpt") o.component_flags["--kvhead"] = 4;
   if (model_type == "moe") {
     o.experts = 4;
     o.kexperts = 2;
@@ -241,7 +241,7 @@ TEST(FeaturesModels, LlamaQkvProjectionUsesKvHeads) {
     TempDir tmp;
     Options o = small(c.model, tmp.sub("out"));
     o.degree["dp"] = o.degree["tp"] = o.degree["pp"] = 2;
-    if (std::string(c.model) == "llama") o.kvhead = c.kvhead;
+    if (std::string(c.model) == "llama") o.component_flags["--kvhead"] = c.kvhead;
     generate(o);
     const int64_t heads = (h + 2 * c.kvhead) / tp;      // llama kvhead 2: 6; 4: 8; 8 and gpt: 12
     const int64_t macs = b * s * d * (d / h) * heads;   // kvhead 2: 786432
@@ -922,7 +922,7 @@ Options options_from(const Args& args) {
     else if (flag == "--head")
       o.head = n();
     else if (flag == "--kvhead")
-      o.kvhead = n();
+      o.component_flags["--kvhead"] = n();
     else if (flag == "--dvocal")
       o.dvocal = n();
     else if (flag == "--experts")

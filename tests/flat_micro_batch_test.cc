@@ -129,7 +129,7 @@ Options options_for(const FlatCase& c, const std::string& dir) {
   o.dff = 128;
   o.head = 8;
   o.dvocal = 256;
-  if (c.model != "gpt") o.kvhead = 4;
+  if (c.model != "gpt") o.component_flags["--kvhead"] = 4;
   if (c.model == "moe") {
     o.experts = 4;
     o.kexperts = 2;

@@ -75,7 +75,7 @@ Options llama(const std::string& dir) {
   o.dmodel = d;
   o.dff = 4 * d;
   o.head = a;
-  o.kvhead = g;
+  o.component_flags["--kvhead"] = g;
   o.seq = s;
   o.batch = o.micro_batch = b;
   o.degree["tp"] = tp;
@@ -109,7 +109,7 @@ struct Output {
 Output run(stg_test::TempDir& tmp, const std::string& name, const std::map<std::string, int64_t>& f,
         bool report = true) {
   Options o = llama((tmp.path() / name).string());
-  o.component_flags = f;
+  o.component_flags.insert(f.begin(), f.end());
   o.print_gpu_vram = report;
   Output r;
   r.summary = generate(o);
@@ -164,7 +164,7 @@ TEST(Mamba2, ServingKeepsTheStateInsteadOfAKvCache) {
   o.serving->requests = T;
   o.serving->prompt_len = prompt;
   o.serving->decode_steps = D;
-  o.component_flags = m.flags();
+  for (const auto& [flag, value] : m.flags()) o.component_flags[flag] = value;
   const RunSummary r = generate(o);
   const int64_t state = (m.H * P * m.N + (K - 1) * (m.H * P + 2 * m.G * m.N)) / tp;  // elements
   const int64_t bytes = L * T * state * 2;                                           // bf16

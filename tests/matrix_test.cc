@@ -330,13 +330,13 @@ Options Config::options(const std::string& dir) const {
     o.dvocal = dvocal;
     o.experts = experts;
     o.kexperts = kexperts;
-    o.dff_expert = 32;
-    o.shared_experts = 1;
-    o.q_lora_rank = 32;
-    o.kv_lora_rank = 16;
-    o.qk_nope_dim = 16;
-    o.qk_rope_dim = 8;
-    o.v_head_dim = 16;
+    o.component_flags["--dff_expert"] = 32;
+    o.component_flags["--shared_experts"] = 1;
+    o.component_flags["--q_lora_rank"] = 32;
+    o.component_flags["--kv_lora_rank"] = 16;
+    o.component_flags["--qk_nope_head_dim"] = 16;
+    o.component_flags["--qk_rope_head_dim"] = 8;
+    o.component_flags["--v_head_dim"] = 16;
   } else if (preset.empty() && hf.empty()) {
     if (model != "csv") o.num_stacks = stacks;
     o.dmodel = dmodel;
@@ -364,7 +364,7 @@ Options Config::options(const std::string& dir) const {
     } else {
       o.dvocal = dvocal;
       o.micro_batch = micro;
-      if (grouped()) o.kvhead = kvhead;
+      if (grouped()) o.component_flags["--kvhead"] = kvhead;
       if (is_moe()) {
         o.experts = experts;
         o.kexperts = kexperts;

@@ -72,7 +72,7 @@ Options options_of(const Config& c, const std::string& dir) {
   o.dmodel = c.h;
   o.dff = c.f;
   o.head = c.a;
-  if (!c.gpt()) o.kvhead = c.g;
+  if (!c.gpt()) o.component_flags["--kvhead"] = c.g;
   if (c.moe()) {
     o.experts = c.E;
     o.kexperts = c.k;

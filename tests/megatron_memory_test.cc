@@ -52,7 +52,7 @@ std::vector<report::StageMemory> run(const Plan& p) {
   o.dmodel = p.h;
   o.dff = p.f;
   o.head = p.a;
-  if (p.kind != "gpt") o.kvhead = p.kv;
+  if (p.kind != "gpt") o.component_flags["--kvhead"] = p.kv;
   o.seq = p.s;
   o.dvocal = p.V;
   o.batch = p.B;

@@ -18,6 +18,7 @@
 #include "stg/models/hf_config.h"
 #include "stg/models/presets.h"
 #include "stg/models/registry.h"
+#include "stg/models/row_flag.h"
 #include "stg/models/workload.h"
 #include "stg/options.h"
 #include "stg/passes/pipeline.h"
@@ -49,7 +50,7 @@ Options small(const char* family) {
   o.dmodel = 64;
   o.dff = 96;
   o.head = 4;
-  o.kvhead = 2;
+  o.component_flags["--kvhead"] = 2;
   o.seq = 16;
   o.batch = 4;
   o.micro_batch = 4;
@@ -78,7 +79,7 @@ TEST(Qwen, QkvBiasIsAWeightWithAGradient) {
 
 TEST(Qwen, HeadDimOfItsOwn) {
   Options o = small("qwen3");
-  o.head_dim = 32;  // not 64 / 4
+  o.component_flags["--head_dim"] = 32;  // not 64 / 4
   const models::Workload w = models::build_workload(o);
   const std::string p = "transformer.1.mha.";
   EXPECT_EQ(elements(w, p + "wqkv"), 64 * 32 * (4 + 2 * 2));
@@ -128,8 +129,8 @@ TEST(Moe, ExpertWidthSharedExpertsAndDenseFirstBlocks) {
   Options o = small("qwen3-moe");
   o.num_stacks = 3;
   o.dense_blocks = 1;
-  o.dff_expert = 32;
-  o.shared_experts = 2;
+  o.component_flags["--dff_expert"] = 32;
+  o.component_flags["--shared_experts"] = 2;
   o.degree["ep"] = 2;
   for (const char* framework : {"reference", "megatron"}) {
     SCOPED_TRACE(framework);
@@ -168,11 +169,11 @@ TEST(Moe, RefusesMoreDenseBlocksThanBlocks) {
 TEST(Mla, WeightShapesAsPublished) {
   Options o = small("deepseek");
   o.head = 4;
-  o.q_lora_rank = 24;
-  o.kv_lora_rank = 16;
-  o.qk_nope_dim = 8;
-  o.qk_rope_dim = 4;
-  o.v_head_dim = 6;
+  o.component_flags["--q_lora_rank"] = 24;
+  o.component_flags["--kv_lora_rank"] = 16;
+  o.component_flags["--qk_nope_head_dim"] = 8;
+  o.component_flags["--qk_rope_head_dim"] = 4;
+  o.component_flags["--v_head_dim"] = 6;
   o.degree["tp"] = 2;
   o.degree["ep"] = 2;
   o.framework = "megatron";
@@ -199,18 +200,18 @@ TEST(Mla, MemoryReportCountsTheLatents) {
   // Megatron's report per block: the latents (q 24 before and after its
   // norm, kv 16 + rope 4, kv 16 normed) whole on every tp rank, 2 bytes.
   Options o = small("deepseek");
-  o.q_lora_rank = 24;
-  o.kv_lora_rank = 16;
-  o.qk_nope_dim = 8;
-  o.qk_rope_dim = 4;
-  o.v_head_dim = 6;
+  o.component_flags["--q_lora_rank"] = 24;
+  o.component_flags["--kv_lora_rank"] = 16;
+  o.component_flags["--qk_nope_head_dim"] = 8;
+  o.component_flags["--qk_rope_head_dim"] = 4;
+  o.component_flags["--v_head_dim"] = 6;
   o.framework = "megatron";
   o.print_gpu_vram = true;
   o.dense_blocks = 2;  // dense blocks only: the MLP term is Korthikanti's SwiGLU one
   stg_test::TempDir dir;
   o.output_dir = dir.path().string();
   const RunSummary with = generate(o);
-  o.q_lora_rank = 48;
+  o.component_flags["--q_lora_rank"] = 48;
   const RunSummary wider = generate(o);
   ASSERT_EQ(with.memory.size(), 1u);
   // 24 more query-latent values per token, before and after the norm, 2
@@ -241,8 +242,9 @@ TEST(PpBalance, DeepSeekLastStageLightensByCost) {
     Options o = small("deepseek");
     o.dmodel = 64;
     o.dvocal = 4096;  // an output layer of several blocks' work
-    o.q_lora_rank = o.kv_lora_rank = 16;
-    o.qk_nope_dim = o.qk_rope_dim = o.v_head_dim = 8;
+    o.component_flags["--q_lora_rank"] = o.component_flags["--kv_lora_rank"] = 16;
+    o.component_flags["--qk_nope_head_dim"] = o.component_flags["--qk_rope_head_dim"] =
+        o.component_flags["--v_head_dim"] = 8;
     o.num_stacks = 8;
     o.dense_blocks = 1;
     o.degree["pp"] = 4;
@@ -500,23 +502,32 @@ TEST(HfConfig2025, ConfigsGiveThePresets) {
     EXPECT_EQ(from_config.dmodel, from_preset.dmodel);
     EXPECT_EQ(from_config.dff, from_preset.dff);
     EXPECT_EQ(from_config.head, from_preset.head);
-    EXPECT_EQ(from_config.kvhead, from_preset.kvhead);
+    EXPECT_EQ(stg::models::row_flag(from_config, "--kvhead"),
+              stg::models::row_flag(from_preset, "--kvhead"));
     EXPECT_EQ(from_config.num_stacks, from_preset.num_stacks);
     EXPECT_EQ(from_config.dvocal, from_preset.dvocal);
     EXPECT_EQ(from_config.experts, from_preset.experts);
     EXPECT_EQ(from_config.kexperts, from_preset.kexperts);
-    EXPECT_EQ(from_config.dff_expert, from_preset.dff_expert);
-    EXPECT_EQ(from_config.shared_experts, from_preset.shared_experts);
+    EXPECT_EQ(stg::models::row_flag(from_config, "--dff_expert"),
+              stg::models::row_flag(from_preset, "--dff_expert"));
+    EXPECT_EQ(stg::models::row_flag(from_config, "--shared_experts"),
+              stg::models::row_flag(from_preset, "--shared_experts"));
     EXPECT_EQ(from_config.dense_blocks.value_or(0), from_preset.dense_blocks.value_or(0));
-    EXPECT_EQ(from_config.q_lora_rank, from_preset.q_lora_rank);
-    EXPECT_EQ(from_config.kv_lora_rank, from_preset.kv_lora_rank);
-    EXPECT_EQ(from_config.qk_nope_dim, from_preset.qk_nope_dim);
-    EXPECT_EQ(from_config.qk_rope_dim, from_preset.qk_rope_dim);
-    EXPECT_EQ(from_config.v_head_dim, from_preset.v_head_dim);
+    EXPECT_EQ(stg::models::row_flag(from_config, "--q_lora_rank"),
+              stg::models::row_flag(from_preset, "--q_lora_rank"));
+    EXPECT_EQ(stg::models::row_flag(from_config, "--kv_lora_rank"),
+              stg::models::row_flag(from_preset, "--kv_lora_rank"));
+    EXPECT_EQ(stg::models::row_flag(from_config, "--qk_nope_head_dim"),
+              stg::models::row_flag(from_preset, "--qk_nope_head_dim"));
+    EXPECT_EQ(stg::models::row_flag(from_config, "--qk_rope_head_dim"),
+              stg::models::row_flag(from_preset, "--qk_rope_head_dim"));
+    EXPECT_EQ(stg::models::row_flag(from_config, "--v_head_dim"),
+              stg::models::row_flag(from_preset, "--v_head_dim"));
     EXPECT_EQ(from_config.model_tied_embeddings, from_preset.model_tied_embeddings);
     EXPECT_EQ(from_config.mtp_depth, from_preset.mtp_depth);
     // Qwen3's head_dim read; the others have heads of hidden / heads.
-    EXPECT_EQ(from_config.head_dim, from_preset.head_dim);
+    EXPECT_EQ(stg::models::row_flag(from_config, "--head_dim"),
+              stg::models::row_flag(from_preset, "--head_dim"));
   }
 }
 

@@ -159,7 +159,7 @@ Options small_model(const std::string& type) {
   o.dmodel = 64;
   o.dff = 128;
   o.head = 8;
-  o.kvhead = 4;
+  o.component_flags["--kvhead"] = 4;
   o.dvocal = 256;
   o.degree["dp"] = o.degree["tp"] = o.degree["pp"] = 2;
   o.threads = 2;

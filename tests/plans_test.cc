@@ -30,7 +30,7 @@ Options small(const std::string& type, const std::string& framework = "reference
   o.dmodel = 256;
   o.dff = 512;
   o.head = 8;
-  o.kvhead = 4;
+  o.component_flags["--kvhead"] = 4;
   o.dvocal = 1024;
   o.seq = 256;
   o.batch = 16;
@@ -106,7 +106,7 @@ TEST(Plans, MultiTokenPredictionPlansHaveTheFiguresOfTheirRuns) {
   for (const char* framework : {"reference", "megatron"}) {
     SCOPED_TRACE(framework);
     Options o = small("deepseek", framework);
-    o.kvhead.reset();
+    o.component_flags.erase("--kvhead");
     o.num_stacks = 2;
     o.dmodel = 128;
     o.dff = 256;
@@ -117,13 +117,13 @@ TEST(Plans, MultiTokenPredictionPlansHaveTheFiguresOfTheirRuns) {
     o.dense_blocks = 1;
     o.experts = 4;
     o.kexperts = 2;
-    o.dff_expert = 64;
-    o.shared_experts = 1;
-    o.q_lora_rank = 32;
-    o.kv_lora_rank = 16;
-    o.qk_nope_dim = 16;
-    o.qk_rope_dim = 8;
-    o.v_head_dim = 16;
+    o.component_flags["--dff_expert"] = 64;
+    o.component_flags["--shared_experts"] = 1;
+    o.component_flags["--q_lora_rank"] = 32;
+    o.component_flags["--kv_lora_rank"] = 16;
+    o.component_flags["--qk_nope_head_dim"] = 16;
+    o.component_flags["--qk_rope_head_dim"] = 8;
+    o.component_flags["--v_head_dim"] = 16;
     o.mtp_depth = 2;
     expect_plans_match_runs(o, 2, 7);
   }

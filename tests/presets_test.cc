@@ -16,6 +16,7 @@
 #include "stg/generate.h"
 #include "stg/models/families/registry.h"
 #include "stg/models/hf_config.h"
+#include "stg/models/row_flag.h"
 #include "stg/options.h"
 #include "support/temp_dir.h"
 
@@ -110,7 +111,7 @@ TEST(Presets, ApplyFillsEveryUnsetDim) {
   EXPECT_EQ(o.dmodel, 4096);
   EXPECT_EQ(o.dff, 14336);
   EXPECT_EQ(o.head, 32);
-  EXPECT_EQ(o.kvhead, 8);
+  EXPECT_EQ(stg::models::row_flag(o, "--kvhead"), 8);
   EXPECT_EQ(o.num_stacks, 32);
   EXPECT_EQ(o.dvocal, 128256);
   EXPECT_EQ(o.seq, 8192);
@@ -128,14 +129,14 @@ TEST(Presets, ExplicitFlagsWin) {
   o.num_stacks = 2;
   o.seq = 256;
   o.dff = 1000;
-  o.kvhead = 4;
+  o.component_flags["--kvhead"] = 4;
   o.batch = 2;
   apply_preset(*find_preset("llama2-70b"), o);
   EXPECT_EQ(o.model, stg::models::find_family("llama").name);
   EXPECT_EQ(o.num_stacks, 2);
   EXPECT_EQ(o.seq, 256);
   EXPECT_EQ(o.dff, 1000);
-  EXPECT_EQ(o.kvhead, 4);
+  EXPECT_EQ(stg::models::row_flag(o, "--kvhead"), 4);
   EXPECT_EQ(o.batch, 2);
   EXPECT_EQ(o.dmodel, 8192);
   EXPECT_EQ(o.head, 64);
@@ -148,7 +149,7 @@ TEST(Presets, MoePresetSetsExpertsOthersDoNot) {
   EXPECT_EQ(moe.model, stg::models::find_family("moe").name);
   EXPECT_EQ(moe.experts, 8);
   EXPECT_EQ(moe.kexperts, 2);
-  EXPECT_EQ(moe.kvhead, 8);
+  EXPECT_EQ(stg::models::row_flag(moe, "--kvhead"), 8);
 
   Options explicit_experts;
   explicit_experts.experts = 4;
@@ -160,7 +161,7 @@ TEST(Presets, MoePresetSetsExpertsOthersDoNot) {
   Options gpt;
   apply_preset(*find_preset("gpt3-175b"), gpt);
   EXPECT_EQ(gpt.model, stg::models::find_family("gpt").name);
-  EXPECT_FALSE(gpt.kvhead.has_value());
+  EXPECT_FALSE(stg::models::row_flag(gpt, "--kvhead").has_value());
   EXPECT_FALSE(gpt.experts.has_value());
   EXPECT_FALSE(gpt.kexperts.has_value());
   EXPECT_EQ(gpt.dvocal, 50257);
@@ -230,7 +231,7 @@ TEST(HfConfig, Llama3) {
   EXPECT_EQ(o.dmodel, 4096);
   EXPECT_EQ(o.dff, 14336);
   EXPECT_EQ(o.head, 32);
-  EXPECT_EQ(o.kvhead, 8);
+  EXPECT_EQ(stg::models::row_flag(o, "--kvhead"), 8);
   EXPECT_EQ(o.num_stacks, 32);
   EXPECT_EQ(o.dvocal, 128256);
   EXPECT_EQ(o.seq, 8192);
@@ -247,7 +248,8 @@ TEST(HfConfig, MatchesTheLlama3Preset) {
   EXPECT_EQ(from_file.dmodel, from_preset.dmodel);
   EXPECT_EQ(from_file.dff, from_preset.dff);
   EXPECT_EQ(from_file.head, from_preset.head);
-  EXPECT_EQ(from_file.kvhead, from_preset.kvhead);
+  EXPECT_EQ(stg::models::row_flag(from_file, "--kvhead"),
+            stg::models::row_flag(from_preset, "--kvhead"));
   EXPECT_EQ(from_file.num_stacks, from_preset.num_stacks);
   EXPECT_EQ(from_file.dvocal, from_preset.dvocal);
   EXPECT_EQ(from_file.seq, from_preset.seq);
@@ -260,7 +262,7 @@ TEST(HfConfig, Mixtral) {
   EXPECT_EQ(o.dmodel, 4096);
   EXPECT_EQ(o.dff, 14336);
   EXPECT_EQ(o.head, 32);
-  EXPECT_EQ(o.kvhead, 8);
+  EXPECT_EQ(stg::models::row_flag(o, "--kvhead"), 8);
   EXPECT_EQ(o.num_stacks, 32);
   EXPECT_EQ(o.dvocal, 32000);
   EXPECT_EQ(o.experts, 8);
@@ -278,7 +280,7 @@ TEST(HfConfig, Gpt2) {
   EXPECT_EQ(o.num_stacks, 12);
   EXPECT_EQ(o.dvocal, 50257);
   EXPECT_EQ(o.seq, 1024);
-  EXPECT_FALSE(o.kvhead.has_value());
+  EXPECT_FALSE(stg::models::row_flag(o, "--kvhead").has_value());
   EXPECT_FALSE(o.experts.has_value());
 }
 
@@ -321,7 +323,7 @@ TEST(HfConfig, MistralWithoutKvHeadsUsesAttentionHeads) {
       "num_hidden_layers": 32, "vocab_size": 32000, "max_position_embeddings": 32768})"),
                   o);
   EXPECT_EQ(o.model, stg::models::find_family("llama").name);
-  EXPECT_EQ(o.kvhead, 32);
+  EXPECT_EQ(stg::models::row_flag(o, "--kvhead"), 32);
 }
 
 TEST(HfConfig, ExplicitFlagsWin) {
@@ -329,13 +331,13 @@ TEST(HfConfig, ExplicitFlagsWin) {
   o.model = stg::models::find_family("moe").name;  // matches
   o.num_stacks = 2;
   o.seq = 256;
-  o.kvhead = 4;
+  o.component_flags["--kvhead"] = 4;
   o.experts = 4;
   apply_hf_config(hf("mixtral_8x7b.json"), o);
   EXPECT_EQ(o.model, stg::models::find_family("moe").name);
   EXPECT_EQ(o.num_stacks, 2);
   EXPECT_EQ(o.seq, 256);
-  EXPECT_EQ(o.kvhead, 4);
+  EXPECT_EQ(stg::models::row_flag(o, "--kvhead"), 4);
   EXPECT_EQ(o.experts, 4);
   EXPECT_EQ(o.kexperts, 2);
   EXPECT_EQ(o.dmodel, 4096);

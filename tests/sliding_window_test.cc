@@ -54,7 +54,7 @@ Options training(const Plan& p, const std::string& dir) {
   o.dmodel = kHidden;
   o.dff = 4 * kHidden;
   o.head = kHeads;
-  o.kvhead = kKvHeads;
+  o.component_flags["--kvhead"] = kKvHeads;
   o.dvocal = 1024;
   o.seq = kSeq;
   o.batch = o.micro_batch = p.batch;
@@ -91,7 +91,7 @@ RankTotals read_rank(const std::string& dir, int rank) {
 RankTotals run_training(const Plan& p, const std::map<std::string, int64_t>& flags,
                         stg_test::TempDir& tmp, const std::string& name) {
   Options o = training(p, (tmp.path() / name).string());
-  o.component_flags = flags;
+  o.component_flags.insert(flags.begin(), flags.end());
   generate(o);
   return read_rank(o.output_dir, 0);
 }
@@ -150,7 +150,7 @@ TEST(SlidingWindow, AWindowOfTheWholeSequenceIsFullAttention) {
   stg_test::TempDir tmp({.prefix = "stg_swa"});
   Options full = training(Plan{}, (tmp.path() / "full").string());
   Options same = training(Plan{}, (tmp.path() / "same").string());
-  same.component_flags = {{"--window", kSeq}};
+  same.component_flags["--window"] = kSeq;
   generate(full);
   const RunSummary s = generate(same);
   for (const std::string f : {"workload.0.et", "workload.1.et", "workload.json"})
@@ -177,7 +177,7 @@ TEST(SlidingWindow, ServingCachesAndReadsTheWindow) {
     o.serving->requests = T;
     o.serving->prompt_len = P;
     o.serving->decode_steps = D;
-    o.component_flags = std::move(flags);
+    o.component_flags.insert(flags.begin(), flags.end());
     return generate(o);
   };
   const RunSummary full = serve("full", {});

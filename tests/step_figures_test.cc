@@ -465,7 +465,7 @@ TEST(StepFigures, MoeExpertParallelTrafficIsEp) {
   o.degree["tp"] = 1;
   o.degree["pp"] = 1;
   o.degree["ep"] = 2;
-  o.kvhead = 4;
+  o.component_flags["--kvhead"] = 4;
   o.experts = 4;
   o.kexperts = 2;
   const RunSummary run = generate(o);

@@ -125,7 +125,7 @@ Options options_from(const std::vector<std::string>& args) {
     } else if (f == "--head") {
       o.head = n();
     } else if (f == "--kvhead") {
-      o.kvhead = n();
+      o.component_flags["--kvhead"] = n();
     } else if (f == "--batch") {
       o.batch = n();
     } else if (f == "--micro_batch") {

@@ -311,7 +311,7 @@ TEST(TraceDetailTemplate, MoeWithEpEqualsLibprotobuf) {
   Options o = gpt_options();
   o.model = "moe";
   o.degree["ep"] = 2;
-  o.kvhead = 4;
+  o.component_flags["--kvhead"] = 4;
   o.micro_batch = 8;
   o.pipeline_schedule = lower::Schedule::kNone;
   expect_template_equals_libprotobuf(o, "moe ep2");

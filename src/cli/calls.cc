@@ -1,6 +1,7 @@
 #include "calls.h"
 
 #include <CLI/CLI.hpp>
+#include <optional>
 #include <utility>
 
 #include "generate_flags.h"
@@ -9,6 +10,7 @@
 #include "infer_flags.h"
 #include "stg/generate.h"
 #include "stg/summary_json.h"
+#include "timed_run.h"
 #include "validate_command.h"
 
 namespace cli {
@@ -32,9 +34,16 @@ void parse(const std::vector<std::string>& args, GenerateFlags& flags,
   notes = apply_text_flags(flags);
 }
 
-// The run of `flags` (its traces written) as JSON.
+// The run of `flags` (its traces written) as JSON; with --print_makespan
+// its replay too (cli/timed_run.h).
 nlohmann::ordered_json generated(const GenerateFlags& flags, std::vector<std::string> notes) {
-  return run_json(flags, stg::generate(flags.options), std::move(notes));
+  const std::optional<stg::tools::MakespanOptions> timed = makespan_options(flags);
+  stg::Options o = flags.options;
+  o.needs_first_rank_of_each_stage = timed.has_value();
+  const stg::RunSummary summary = stg::generate(o);
+  nlohmann::ordered_json j = run_json(flags, summary, std::move(notes));
+  if (timed) add_makespan_json(j, summary, stage_makespan(flags, summary, *timed));
+  return j;
 }
 
 }  // namespace

@@ -1,14 +1,16 @@
 #include "generate_flags.h"
 
+#include <cstring>
 #include <limits>
+#include <optional>
 #include <string>
 
 #include "command_line.h"
 #include "help_groups.h"
 #include "stg/mesh/axes.h"
 #include "stg/models/families/registry.h"
-#include "stg/models/mixers/mixer_row.h"
 #include "stg/models/registry.h"
+#include "stg/models/row_flag.h"
 
 // The flags are added in groups, in the order --help lists them within their
 // docs groups (help_groups.cc) and the order unknown-flag suggestions try
@@ -85,6 +87,21 @@ void add_parallel_flags(CLI::App& app, GenerateFlags& f) {
   app.add_option("--weight_sharded", f.weight_sharded, "FSDP: shard weights over dp (0/1)");
 }
 
+// The component rows' flags (models/row_flag.h) that --help lists after
+// `after` (null: after the model's other flags), each followed by those
+// listed after it.
+void add_row_flags(CLI::App& app, GenerateFlags& f, const char* after) {
+  for (const stg::models::RowFlag* flag : stg::models::component_row_flags()) {
+    const bool here = after && flag->listed_after ? std::strcmp(after, flag->listed_after) == 0
+                                                  : after == flag->listed_after;
+    if (!here) continue;
+    const std::string valid = "an integer >= " + std::to_string(flag->least);
+    f.integers.add(app, flag->flag, f.component_flags[flag->flag], flag->help, kNoBound, valid,
+                   flag->command_line_least ? std::optional<int64_t>(flag->least) : std::nullopt);
+    add_row_flags(app, f, flag->flag);
+  }
+}
+
 void add_model_flags(CLI::App& app, GenerateFlags& f) {
   stg::Options& o = f.options;
   app.add_option("--model_type", f.model_type, stg::models::family_names());
@@ -104,43 +121,21 @@ void add_model_flags(CLI::App& app, GenerateFlags& f) {
                  kNoBound, "an integer >= 1, or -1 for no micro-batching");
   f.integers.add(app, "--seq", o.seq, "sequence length", kNoBound, kAtLeastOne);
   f.integers.add(app, "--head", o.head, "attention heads", kNoBound, kAtLeastOne);
-  f.integers.add(app, "--kvhead", o.kvhead, "key/value heads (llama, moe)", kNoBound, kAtLeastOne);
+  add_row_flags(app, f, "--head");
   f.integers.add(app, "--num_stacks", o.num_stacks, "transformer blocks", stg::kMaxStacks,
                  "an integer from 1 to " + std::to_string(stg::kMaxStacks));
   f.integers.add(app, "--experts", o.experts, "experts per MoE layer", kNoBound, kAtLeastOne);
   f.integers.add(app, "--kexperts", o.kexperts, "experts chosen per token", kNoBound, kAtLeastOne);
-  f.integers.add(app, "--head_dim", o.head_dim,
-                 "per-head width of attention (qwen3, qwen3-moe; default --dmodel / --head)",
-                 kNoBound, kAtLeastOne);
-  f.integers.add(app, "--dff_expert", o.dff_expert,
-                 "each expert's FFN width (MoE families; default --dff)", kNoBound, kAtLeastOne);
-  f.integers.add(app, "--shared_experts", o.shared_experts,
-                 "experts every token passes through besides its --kexperts (MoE families)",
-                 kNoBound, "an integer >= 0");
+  add_row_flags(app, f, "--kexperts");
   f.integers.add(app, "--dense_blocks", o.dense_blocks,
                  "the first k blocks dense, the rest MoE (MoE families)", stg::kMaxStacks,
                  "an integer from 0 to " + std::to_string(stg::kMaxStacks));
-  f.integers.add(app, "--q_lora_rank", o.q_lora_rank, "MLA query compression rank (deepseek)",
-                 kNoBound, kAtLeastOne);
-  f.integers.add(app, "--kv_lora_rank", o.kv_lora_rank, "MLA key-value compression rank (deepseek)",
-                 kNoBound, kAtLeastOne);
-  f.integers.add(app, "--qk_nope_head_dim", o.qk_nope_dim,
-                 "MLA per-head query/key dims without rotary embedding (deepseek)", kNoBound,
-                 kAtLeastOne);
-  f.integers.add(app, "--qk_rope_head_dim", o.qk_rope_dim,
-                 "MLA per-head query/key dims with rotary embedding, the key's shared by all "
-                 "heads (deepseek)",
-                 kNoBound, kAtLeastOne);
-  f.integers.add(app, "--v_head_dim", o.v_head_dim, "MLA per-head value dims (deepseek)", kNoBound,
-                 kAtLeastOne);
+  add_row_flags(app, f, "--dense_blocks");
   f.integers.add(app, "--mtp_depth", o.mtp_depth,
                  "multi-token prediction modules after the last block, each predicting one token "
                  "further (decoder models; DeepSeek-V3: 1)",
                  stg::kMaxStacks, "an integer from 0 to " + std::to_string(stg::kMaxStacks), 0);
-  for (const stg::models::MixerRow* row : stg::models::mixer_rows())  // each row's own flags
-    for (const stg::models::RowFlag& flag : row->flags)
-      f.integers.add(app, flag.flag, f.component_flags[flag.flag], flag.help, kNoBound,
-                     "an integer >= " + std::to_string(flag.least), flag.least);
+  add_row_flags(app, f, nullptr);
   app.add_option("--tpsp", f.tpsp, "tensor + sequence parallel layouts (0/1)");
   app.add_option("--activation_recompute", f.recompute,
                  "0/none, 1/full: recompute each block's forward before its backward, or "
@@ -185,7 +180,8 @@ void add_framework_flags(CLI::App& app, GenerateFlags& f) {
 void add_run_flags(CLI::App& app, GenerateFlags& f) {
   stg::Options& o = f.options;
   app.add_option("--ranks", o.ranks,
-                 "A-B: write only ranks A..B, or a list A-B,C,D-E (same bytes as a full run; the comm-group file too)");
+                 "A-B: write only ranks A..B, or a list A-B,C,D-E (same bytes as a full run; the "
+                 "comm-group file too)");
   app.add_option("--shard", f.shard,
                  "i/n: write the i-th of n contiguous rank ranges (shard 0 also writes the "
                  "comm-group file); auto: i and n from mpirun, PMI or Slurm");

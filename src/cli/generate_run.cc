@@ -14,15 +14,15 @@
 #include "messages.h"
 #include "progress_bar.h"
 #include "step_summary.h"
-#include "stg/emit/astra_sim_inputs.h"
 #include "stg/generate.h"
 #include "stg/io/cancel.h"
 #include "stg/io/output_files.h"
 #include "stg/models/registry.h"
 #include "stg/report/step_figures.h"
 #include "stg/tools/makespan.h"
-#include "stg/tools/makespan_setup.h"
 #include "stop_signals.h"
+#include "time_summary.h"
+#include "timed_run.h"
 #include "validate_command.h"
 
 namespace cli {
@@ -52,70 +52,6 @@ std::string with_commas(int64_t n) {
   std::string digits = std::to_string(n);
   for (int i = static_cast<int>(digits.size()) - 3; i > 0; i -= 3) digits.insert(i, ",");
   return digits;
-}
-
-// The replay's figures without flags: --gpu's roofline, else the defaults;
-// under --compute_time model, each compute node's duration_micros.
-stg::tools::MakespanOptions makespan_defaults(const stg::Options& o) {
-  stg::tools::MakespanOptions m;
-  m.durations = o.compute_time == stg::Options::ComputeTime::kModel;
-  if (!o.gpu) return m;
-  const stg::emit::AstraSimMachine machine = stg::emit::machine_of(o);
-  m.roofline = {machine.peak_tflops, machine.hbm_gbps};
-  return m;
-}
-
-// --print_makespan's figures, checked before anything is written: the
-// hardware flags belong to it, and it replays a whole run.
-std::optional<stg::tools::MakespanOptions> makespan_options(const GenerateFlags& f) {
-  const std::pair<const char*, double> figures[] = {{"--peak_tflops", f.peak_tflops},
-                                                    {"--mem_bw_gbps", f.mem_bw_gbps},
-                                                    {"--link_gbps", f.link_gbps}};
-  if (!f.print_makespan) {
-    for (const auto& [flag, value] : figures)
-      if (value > 0)
-        throw stg::UsageError(std::string(flag) +
-                              " applies to --print_makespan only: add --print_makespan");
-    return std::nullopt;
-  }
-  const stg::Options& o = f.options;
-  if (o.compute_time == stg::Options::ComputeTime::kModel)
-    for (const auto& [flag, value] : figures)
-      if (value > 0 && std::string_view(flag) != "--link_gbps")
-        throw stg::UsageError(std::string(flag) +
-                              " sets the roofline, which --compute_time model replaces with each "
-                              "node's duration: drop " +
-                              flag);
-  if (o.shard_count > 1)
-    throw stg::UsageError(
-        "--shard writes part of the run, which --print_makespan cannot replay: drop one of them "
-        "(--ranks with the first rank of each stage can)");
-  stg::tools::MakespanOptions m = makespan_defaults(o);
-  if (f.peak_tflops > 0) m.roofline.peak_tflops = f.peak_tflops;
-  if (f.mem_bw_gbps > 0) m.roofline.mem_bw_gbps = f.mem_bw_gbps;
-  if (f.link_gbps > 0) m.link_gbps = f.link_gbps;
-  return m;
-}
-
-// The replay of one rank per stage; with --astra_sim on the network and
-// system files just written (unless --link_gbps asks for one bandwidth).
-stg::tools::MakespanResult stage_makespan(const GenerateFlags& f, const stg::RunSummary& s,
-                                          stg::tools::MakespanOptions m) {
-  const std::filesystem::path dir = f.options.output_dir;
-  if (f.options.astra_sim) {
-    stg::tools::MakespanFigures figures;
-    figures.peak_tflops_given = f.peak_tflops > 0;
-    figures.mem_bw_gbps_given = f.mem_bw_gbps > 0;
-    figures.link_gbps = m.link_gbps;
-    figures.link_gbps_given = f.link_gbps > 0;
-    stg::tools::MakespanResult out;
-    const bool durations = m.durations;  // kept with --link_gbps (no system file read)
-    if (!stg::tools::makespan_options_for(dir.string(), m.roofline, figures, false, m, out.error))
-      return out;
-    m.durations = durations;
-  }
-  return stg::tools::makespan_by_stage(dir.string(), (dir / s.comm_group_path).string(), s.stages,
-                                       m, f.options.threads);
 }
 
 // The default summary's "done at" column: the replay at the default figures
@@ -148,8 +84,10 @@ void print_summary(const GenerateFlags& f, const stg::RunSummary& s, double seco
   // The serving table is stg infer's default output: --quiet drops it.
   if (s.serving && !f.quiet) std::fputs(stg::report::format_serving(*s.serving).c_str(), stdout);
   if (f.print_step_figures) std::fputs(stg::report::format_step_figures(s.step).c_str(), stdout);
-  if (makespan && f.print_makespan)
+  if (makespan && f.print_makespan) {
     std::fputs(stg::tools::makespan_by_stage_summary(*makespan).c_str(), stdout);
+    std::fputs(format_time_breakdown(s, *makespan).c_str(), stdout);
+  }
   if (f.quiet) return;
   std::fputs(format_step_summary(s, makespan).c_str(), stdout);
   const std::string ranks = ranks_written(s);
@@ -188,8 +126,7 @@ int run(const GenerateFlags& f, std::vector<std::string> notes) {
   if (f.json) {
     nlohmann::ordered_json j = run_json(f, s, std::move(notes));
     j["seconds"] = seconds;
-    if (makespan && makespan->completed) j["makespan_ns"] = makespan->makespan_ns;
-    if (stuck) j["makespan_error"] = makespan->error;
+    if (makespan && (makespan->completed || stuck)) add_makespan_json(j, s, *makespan);
     std::printf("%s\n", j.dump(1).c_str());
     if (f.validate && j["validation"].value("exit_status", 0) != 0) return 1;
     return stuck ? 1 : 0;

@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "stg/mesh/axes.h"
-#include "stg/models/mixers/mixer_row.h"
+#include "stg/models/row_flag.h"
 
 namespace cli {
 
@@ -64,18 +64,9 @@ constexpr FlagHelp kFlags[] = {
     {"--micro_batch", kModel, "refused / --batch"},
     {"--seq", kModel, "1024"},
     {"--head", kModel, "1024 / 64"},
-    {"--kvhead", kModel, "refused / 8"},
     {"--experts", kModel, "refused / 8"},
     {"--kexperts", kModel, "refused / 2"},
-    {"--head_dim", kModel, "refused / --dmodel / --head"},
-    {"--dff_expert", kModel, "refused / --dff"},
-    {"--shared_experts", kModel, "refused / 0"},
     {"--dense_blocks", kModel, "refused / 0"},
-    {"--q_lora_rank", kModel, "refused / 1536"},
-    {"--kv_lora_rank", kModel, "refused / 512"},
-    {"--qk_nope_head_dim", kModel, "refused / 128"},
-    {"--qk_rope_head_dim", kModel, "refused / 64"},
-    {"--v_head_dim", kModel, "refused / 128"},
     {"--mtp_depth", kModel, "refused / 0"},
     {"--tpsp", kModel, "refused / 1"},
     {"--mixed_precision", kModel, "0"},
@@ -109,13 +100,12 @@ void apply_help_groups(CLI::App& app) {
     const FlagHelp axis{name, kParallelism, "1"};  // every axis flag (mesh/axes.h)
     for (const stg::mesh::AxisSpec& a : stg::mesh::kAxes)
       if (a.flag == name || a.spelling == name) help = &axis;
-    FlagHelp row_flag{name, kModel, ""};  // every component row's flag (mixer_row.h)
-    for (const stg::models::MixerRow* row : stg::models::mixer_rows())
-      for (const stg::models::RowFlag& f : row->flags)
-        if (f.flag == name) {
-          row_flag.fallback = f.fallback;
-          help = &row_flag;
-        }
+    FlagHelp row_flag{name, kModel, ""};  // every component row's flag (row_flag.h)
+    for (const stg::models::RowFlag* f : stg::models::component_row_flags())
+      if (f->flag == name) {
+        row_flag.fallback = f->fallback;
+        help = &row_flag;
+      }
     if (!help) {
       opt->group("Other");
       continue;

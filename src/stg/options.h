@@ -94,18 +94,13 @@ struct Options {
   std::string module_csv;  // a reference-format sharding spreadsheet as the model
   // Model dimensions; unset ones take the model type's defaults.
   std::optional<int64_t> din, dout, dmodel, dff, seq, head, num_stacks, batch;
-  std::optional<int64_t> dvocal, kvhead, experts, kexperts, micro_batch;
+  std::optional<int64_t> dvocal, experts, kexperts, micro_batch;
   std::optional<bool> tpsp, mixed_precision, print_gpu_vram;
-  // Decoder structure of the 2025-26 families (docs/models_2025.md): heads
-  // of their own width (unset: Dmodel/Head), the experts' FFN width (unset:
-  // --dff), experts every token passes through, the first blocks dense, and
-  // pipeline stages split by cost instead of by block count.
-  std::optional<int64_t> head_dim, dff_expert, shared_experts, dense_blocks;
+  // Decoder structure of the 2025-26 families (docs/models_2025.md): the
+  // first blocks dense, and pipeline stages split by cost instead of by
+  // block count.
+  std::optional<int64_t> dense_blocks;
   bool pp_balance_cost = false;
-  // Multi-head latent attention (DeepSeek-V2/V3): the query and key-value
-  // compression ranks, the per-head dims without and with rotary embedding
-  // and of the values.
-  std::optional<int64_t> q_lora_rank, kv_lora_rank, qk_nope_dim, qk_rope_dim, v_head_dim;
   // Multi-token prediction (DeepSeek-V3): the MTP modules after the last
   // block, each predicting one token further (unset or 0: none).
   std::optional<int64_t> mtp_depth;
@@ -113,8 +108,9 @@ struct Options {
   // (a preset's or a config's tie_word_embeddings); --tie_embeddings wins.
   std::optional<bool> model_tied_embeddings;
   std::optional<Recompute> activation_recompute;
-  // The flags of the component rows (models/mixers/mixer_row.h), by flag
-  // name ("--window"), as given: each row declares, checks and reads its own.
+  // The flags of the component rows (models/row_flag.h: the attention's
+  // --kvhead and --head_dim, MLA's dims, the experts' widths, --window, ...),
+  // by flag name, as given: each row declares, checks and reads its own.
   std::map<std::string, int64_t> component_flags;
 
   // Whose training step the trace models: a name of the framework registry

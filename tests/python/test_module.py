@@ -68,6 +68,20 @@ class GenerateTest(unittest.TestCase):
         self.assertEqual(summary["validation"]["exit_status"], 0)
         self.assertEqual(summary["validation"]["ranks"], 8)
 
+    def test_print_makespan_adds_the_replay_of_the_command_line(self):
+        flags = dict(SMALL, gpu="h100-sxm", compute_time="model", pipeline_schedule="1f1b",
+                     print_makespan=True)
+        summary = stg.generate(output_dir=self.dir("py"), **flags)
+        cli = run_cli(*cli_args(flags), "--output_dir", self.dir("cli"), "--json")
+        self.assertEqual(cli.returncode, 0, cli.stderr)
+        expected = json.loads(cli.stdout)
+        self.assertEqual(summary["makespan_ns"], expected["makespan_ns"])
+        self.assertEqual(summary["time_breakdown"], expected["time_breakdown"])
+        for stage in summary["time_breakdown"]:
+            parts = (stage["compute_ms"] + sum(stage["exposed_comm_ms"].values()) +
+                     stage["bubble_ms"])
+            self.assertAlmostEqual(parts, summary["makespan_ns"] / 1e6, places=6)
+
 
 class PlanTest(unittest.TestCase):
     def test_plan_has_the_run_figures_without_files(self):

@@ -236,14 +236,15 @@ class StageLowering {
       if (x.x2 >= 0) read(x.x2, *x.x2_shape);
     }
     n.op_type = graph::op_code(x.op);
-    if (options_.kernel_model) n.kernel_seconds = kernel_seconds(t);
+    if (options_.kernel_model) kernel_time(t, n);
     for (int in : {x.x1, x.x2})
       if (in >= 0) n.inputs.push_back(origin_info(in));
     n.outputs.push_back(info(t));
   }
 
-  // The op's time under the kernel model (lower/kernel_of_op.h).
-  double kernel_seconds(int t) {
+  // The op's time and kernel kind under the kernel model
+  // (lower/kernel_of_op.h).
+  void kernel_time(int t, LoweredNode& n) {
     const Tensor& x = g_[t];
     const graph::OpResult& r = g_.result(t);
     const auto what = [&] { return "operation count of " + x.id(); };
@@ -255,8 +256,9 @@ class StageLowering {
       const expr::Rational v = dim_value(d, x.id());
       return static_cast<double>(v.num()) / static_cast<double>(v.den());
     };
-    return op_kernel_seconds(*options_.kernel_model, kernel_of_op(x, r.y_shape, ops, bytes, dim),
-                             bytes);
+    const OpKernel kernel = kernel_of_op(x, r.y_shape, ops, bytes, dim);
+    n.kernel_seconds = op_kernel_seconds(*options_.kernel_model, kernel, bytes);
+    n.kernel_kind = static_cast<uint8_t>(kernel.kind);
   }
 
   int node(int producer) const {

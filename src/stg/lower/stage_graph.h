@@ -112,8 +112,10 @@ struct LoweredNode {
   uint64_t weight_bytes_read = 0;
   uint64_t state_bytes_read = 0;
   // kComp under --compute_time model: the kernel model's time (0: none;
-  // lower/kernel_of_op.h), written as duration_micros.
+  // lower/kernel_of_op.h), written as duration_micros, and which kind of
+  // kernel it is (OpKernel::Kind's value; the step's time by kernel kind).
   double kernel_seconds = 0;
+  uint8_t kernel_kind = 0;
 
   // kColl
   CollType coll = CollType::kAllReduce;

@@ -6,6 +6,7 @@
 #include "stg/graph/sharding.h"
 #include "stg/models/csv_model.h"
 #include "stg/models/flag_binding.h"
+#include "stg/models/row_flag.h"
 
 namespace stg::models {
 namespace {
@@ -58,7 +59,7 @@ Workload csv_workload(const Options& o, const frameworks::Framework& /*f*/) {
       {"Dmodel", {"--dmodel", o.dmodel}},
       {"Dff", {"--dff", o.dff}},
       {"Head", {"--head", o.head}},
-      {"KVHead", {"--kvhead", o.kvhead}},
+      {"KVHead", {"--kvhead", row_flag(o, "--kvhead")}},  // the attention row's flag
       {"Din", {"--din", o.din}},
       {"Dout", {"--dout", o.dout}},
       {"Dvocal", {"--dvocal", o.dvocal}},

@@ -78,8 +78,8 @@ void note_unread(Workload& w, const Options& o, const Family& family) {
   };
   note_unread_mixers(w.decoder, o, family.name, w.notes);
   // The MoE families lay out their blocks with them (families/expert_layout.h).
-  note(o.dff_expert.has_value() && !family.reads_experts, "--dff_expert");
-  note(o.shared_experts.has_value() && !family.reads_experts, "--shared_experts");
+  for (const RowFlag& flag : experts_row().flags)
+    note(row_flag(o, flag.flag).has_value() && !family.reads_experts, flag.flag);
   note(o.dense_blocks.has_value() && !family.reads_experts, "--dense_blocks");
 }
 
@@ -109,7 +109,7 @@ int64_t bind_decoder_dims(Workload& w, const Options& o) {
                 {"MicroBatch", micro_given ? "--micro_batch" : "--batch", micro, batch},
                 {"Seq", "--seq", o.seq, 1024},
                 {"Head", "--head", o.head, 64},
-                {"KVHead", "--kvhead", o.kvhead, 8},
+                {"KVHead", "--kvhead", row_flag(o, "--kvhead"), 8},  // the attention row's
                 {"Experts", "--experts", o.experts, 8},
                 {"KExperts", "--kexperts", o.kexperts, 2}});
   bind_block_dims(w, o);

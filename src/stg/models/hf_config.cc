@@ -203,7 +203,7 @@ std::vector<std::string> apply_hf_config(const std::string& path, Options& o) {
   // num_attention_heads; some configs (e.g. Mistral NeMo) set a different
   // head_dim explicitly. (Families that model head_dim read it.)
   if (const std::optional<int64_t> head_dim = cfg.optional_size({"head_dim"});
-      !d.head_dim && head_dim && *head_dim * d.heads != d.hidden)
+      !d.row_flags.count("--head_dim") && head_dim && *head_dim * d.heads != d.hidden)
     notes.push_back("--hf_config " + path + ": head_dim " + std::to_string(*head_dim) +
                     " differs from hidden_size / num_attention_heads; stg models heads of "
                     "hidden_size / num_attention_heads");
@@ -227,20 +227,13 @@ std::vector<std::string> apply_hf_config(const std::string& path, Options& o) {
   fill(o.seq, d.seq);
   // gpt has no grouped-query attention and gpt/llama have no experts: their
   // readers leave these unset, so the generator notes nothing.
-  fill(o.kvhead, d.kv_heads);
   fill(o.experts, d.experts);
   fill(o.kexperts, d.experts_per_token);
-  fill(o.head_dim, d.head_dim);
-  fill(o.dff_expert, d.dff_expert);
-  fill(o.shared_experts, d.shared_experts);
   fill(o.dense_blocks, d.dense_blocks);
-  fill(o.q_lora_rank, d.q_lora_rank);
-  fill(o.kv_lora_rank, d.kv_lora_rank);
-  fill(o.qk_nope_dim, d.qk_nope_dim);
-  fill(o.qk_rope_dim, d.qk_rope_dim);
-  fill(o.v_head_dim, d.v_head_dim);
   fill(o.mtp_depth, d.mtp_depth);
   if (!o.model_tied_embeddings) o.model_tied_embeddings = d.tied_embeddings;
+  // The rows' flags, as the family and the mixer rows read them.
+  for (const auto& [flag, value] : d.row_flags) o.component_flags.emplace(flag, value);
   for (const auto& [flag, value] : mixer_flags) o.component_flags.emplace(flag, value);
   return notes;
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
@@ -54,11 +55,13 @@ class HfConfig {
 // say, or the family has no such dimension).
 struct HfDims {
   int64_t hidden = 0, ffn = 0, heads = 0, layers = 0, vocab = 0;
-  std::optional<int64_t> seq, kv_heads, experts, experts_per_token;
+  std::optional<int64_t> seq, experts, experts_per_token;
   // The 2025-26 families' (docs/models_2025.md).
-  std::optional<int64_t> head_dim, dff_expert, shared_experts, dense_blocks;
-  std::optional<int64_t> q_lora_rank, kv_lora_rank, qk_nope_dim, qk_rope_dim, v_head_dim;
-  std::optional<int64_t> mtp_depth;
+  std::optional<int64_t> dense_blocks, mtp_depth;
+  // The component rows' flags (models/row_flag.h), by flag name: the
+  // attention's KV heads and head dimension, MLA's dimensions, the experts'
+  // widths.
+  std::map<std::string, int64_t> row_flags;
   std::optional<bool> tied_embeddings;
   // Fields that change the model but that stg does not model, by name.
   std::vector<std::string> notes;

@@ -5,9 +5,11 @@
 #include <string>
 #include <vector>
 
+#include "stg/models/blocks/frame.h"
 #include "stg/models/forward_graph.h"
 #include "stg/models/parts/dims.h"
 #include "stg/models/parts/embeddings.h"
+#include "stg/models/parts/kv_cache.h"
 
 namespace stg::models {
 
@@ -202,7 +204,8 @@ std::vector<std::vector<int>> receive_caches(Graph& g, const DecoderConfig& c, c
                                              const std::vector<PrefillPool>& prefilled) {
   std::vector<std::vector<int>> cache_in(c.spec.blocks.size());
   for (size_t b = 0; b < c.spec.blocks.size(); ++b) {
-    const std::string name = decoder_block_prefix(static_cast<int>(b)) + "mha.kv_write";
+    const std::string name =
+        decoder_block_prefix(static_cast<int>(b)) + mixer_tensor(kStateWritePort);
     for (int i = 0; i < d.prefills; ++i) {
       const int units = shared_units(i, d.j, d.prefills, d.decodes);
       if (units == 0) continue;
@@ -250,8 +253,8 @@ void append_decode_steps(Graph& g, const ServingPlan& plan, const DecodePool& d,
     // Each block's attention waits for the caches it received.
     for (size_t b = 0; b < cache_in.size(); ++b)
       for (int in : cache_in[b])
-        g.mutable_tensor(
-             at[decode.at(decoder_block_prefix(static_cast<int>(b)) + "mha.attn_kernel.qkv")])
+        g.mutable_tensor(at[decode.at(decoder_block_prefix(static_cast<int>(b)) +
+                                      mixer_tensor(kStateReadPort))])
             .extra_deps.push_back(in);
   }
 }

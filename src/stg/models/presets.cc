@@ -96,7 +96,7 @@ void apply_preset(const Preset& p, Options& o) {
   fill(o.seq, p.seq);
   // gpt has no grouped-query attention and gpt/llama have no experts: the
   // generator would note these as "given but unused", so leave them unset.
-  if (family.reads_kvhead) fill(o.kvhead, p.kvhead);
+  if (family.reads_kvhead) o.component_flags.emplace("--kvhead", p.kvhead);  // the attention row's
   if (family.reads_experts) {
     fill(o.experts, p.experts);
     fill(o.kexperts, p.kexperts);
@@ -104,15 +104,9 @@ void apply_preset(const Preset& p, Options& o) {
   auto fill_given = [](std::optional<int64_t>& field, int64_t value) {
     if (value > 0) fill(field, value);
   };
-  fill_given(o.head_dim, p.head_dim);
-  fill_given(o.dff_expert, p.dff_expert);
-  fill_given(o.shared_experts, p.shared_experts);
   fill_given(o.dense_blocks, p.dense_blocks);
-  fill_given(o.q_lora_rank, p.q_lora_rank);
-  fill_given(o.kv_lora_rank, p.kv_lora_rank);
-  fill_given(o.qk_nope_dim, p.qk_nope_dim);
-  fill_given(o.qk_rope_dim, p.qk_rope_dim);
-  fill_given(o.v_head_dim, p.v_head_dim);
+  for (const auto& [flag, value] : p.row_flags)
+    if (value > 0) o.component_flags.emplace(flag, value);
   fill_given(o.mtp_depth, p.mtp_depth);
   if (family.reads_tied_embeddings && !o.model_tied_embeddings)
     o.model_tied_embeddings = p.tied_embeddings;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,14 +28,13 @@ struct Preset {
   int64_t kexperts = 0;     // experts chosen per token; 0: not a MoE model
   int64_t seq = 0;          // default sequence length (training context)
   // The 2025-26 families' own dimensions (0: the family has none).
-  int64_t head_dim = 0;        // per-head width when not dmodel / head
-  int64_t dff_expert = 0;      // each expert's FFN width when not dff
-  int64_t shared_experts = 0;  // experts every token passes through
-  int64_t dense_blocks = 0;    // the first blocks dense, the rest MoE
+  int64_t dense_blocks = 0;  // the first blocks dense, the rest MoE
   bool tied_embeddings = false;
-  // Multi-head latent attention (DeepSeek).
-  int64_t q_lora_rank = 0, kv_lora_rank = 0, qk_nope_dim = 0, qk_rope_dim = 0, v_head_dim = 0;
   int64_t mtp_depth = 0;  // multi-token prediction modules (DeepSeek-V3: 1)
+  // The component rows' flags it sets (models/row_flag.h), by flag name:
+  // a head dimension of its own ("--head_dim"), the experts' widths, MLA's
+  // dimensions.
+  std::map<std::string, int64_t> row_flags;
 };
 
 // Every preset, family by family in the registry's order (`stg models`).
@@ -51,7 +51,8 @@ std::string models_table();
 // explicitly (fields that are std::nullopt); explicit flags win. Dimensions
 // the preset's model type does not use are left alone (experts/kexperts for
 // gpt/llama, kvhead for gpt), so the generator prints no note about them;
-// the 2025-26 dimensions are set when the preset has them (non-zero).
+// the 2025-26 dimensions and the rows' flags are set when the preset has
+// them (non-zero).
 // Throws UsageError if the user chose a --model_type other than the preset's.
 void apply_preset(const Preset& p, Options& o);
 

@@ -1,5 +1,6 @@
 // The seed's transformer with its flags bound.
 #include "stg/models/flag_binding.h"
+#include "stg/models/row_flag.h"
 #include "stg/models/transformer.h"
 
 namespace stg::models {
@@ -12,7 +13,7 @@ void refuse_later_flags(const Options& o) {
                         "drop it or choose --model_type gpt, llama or moe");
   };
   refuse(o.dvocal.has_value(), "--dvocal");
-  refuse(o.kvhead.has_value(), "--kvhead");
+  refuse(row_flag(o, "--kvhead").has_value(), "--kvhead");  // the attention row's
   refuse(o.experts.has_value(), "--experts");
   refuse(o.kexperts.has_value(), "--kexperts");
   refuse(o.micro_batch.has_value(), "--micro_batch");

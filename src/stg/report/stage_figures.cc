@@ -2,9 +2,16 @@
 
 #include <utility>
 
+#include "stg/lower/kernel_of_op.h"
 #include "stg/mesh/axes.h"
 
 namespace stg::report {
+
+// kKernelKinds names OpKernel::Kind's values in order.
+static_assert(static_cast<size_t>(lower::OpKernel::Kind::kGemm) == 0 &&
+              static_cast<size_t>(lower::OpKernel::Kind::kAttention) == 1 &&
+              static_cast<size_t>(lower::OpKernel::Kind::kMemoryBound) == 2 &&
+              kKernelKinds.size() == 3);
 
 std::string reported_axis(const mesh::Mesh& mesh, int axis) {
   if (axis < 0) return "other";
@@ -42,6 +49,22 @@ void count(RankStep& step, const mesh::Mesh& mesh, const LoweredNode& n, int64_t
   }
 }
 
+// The time of node i's copies as the trace writes them (whole
+// microseconds, per decode step), to its kernel kind.
+void add_kernel_time(RankStep& step, const lower::FlatStage& stage, uint32_t i) {
+  const LoweredNode& n = stage.one().nodes[i];
+  if (n.kind != NodeKind::kComp || n.kernel_seconds <= 0) return;
+  double micros = 0;
+  if (stage.repeated(i) && stage.per_step(i)) {
+    for (int s = 0; s < stage.decode_steps(); ++s)
+      micros +=
+          static_cast<double>(stage.micro_batches()) * static_cast<double>(n.duration_micros_at(s));
+  } else {
+    micros = static_cast<double>(stage.copies(i)) * static_cast<double>(n.duration_micros_at(0));
+  }
+  step.kernel_seconds.at(n.kernel_kind) += micros * 1e-6;
+}
+
 }  // namespace
 
 RankStep stage_step(const StageGraph& stage, const mesh::Mesh& mesh) {
@@ -58,6 +81,7 @@ RankStep stage_step(const lower::FlatStage& stage, const mesh::Mesh& mesh) {
     count(step, mesh, n, stage.copies(i),
           stage.sum_over_copies(i, n.num_ops, n.growth.num_ops, n.first_step_num_ops),
           stage.sum_over_copies(i, n.comm_size, n.growth.comm_size));
+    add_kernel_time(step, stage, i);
   }
   return step;
 }

@@ -57,10 +57,17 @@ struct RankTraffic {
   void add(const RankTraffic& o);
 };
 
-// One rank's step: its compute work and its traffic by axis name.
+// The kinds of kernel the kernel model tells apart (lower/kernel_of_op.h,
+// in OpKernel::Kind's order), as the step's time by kernel kind names them.
+inline constexpr std::array<const char*, 3> kKernelKinds = {"GEMM", "attention", "memory-bound"};
+
+// One rank's step: its compute work and its traffic by axis name; under
+// --compute_time model also its compute time by kernel kind (seconds, the
+// sum of its nodes' duration_micros; zeros without the kernel model).
 struct RankStep {
   int64_t flops = 0;
   std::map<std::string, RankTraffic> axes;
+  std::array<double, kKernelKinds.size()> kernel_seconds{};
 };
 
 // Traffic on one axis over the ranks that have any on it.

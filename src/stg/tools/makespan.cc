@@ -12,6 +12,7 @@
 
 #include "stg/tools/network_makespan.h"
 #include "stg/tools/rank_graph.h"
+#include "stg/tools/time_breakdown.h"
 #include "stg/tools/trace_set.h"
 
 namespace stg::tools {
@@ -25,8 +26,12 @@ bool is_world(const std::string& g) { return g.empty() || g == "0"; }
 class Run {
  public:
   Run(std::vector<RankGraph>& ranks, std::vector<int64_t> chosen, const CommGroups& groups,
-      bool timeline)
-      : g_(ranks), chosen_(std::move(chosen)), timeline_(timeline) {
+      const MakespanOptions& options)
+      : g_(ranks),
+        chosen_(std::move(chosen)),
+        groups_(groups),
+        timeline_(options.timeline),
+        breakdown_ranks_per_stage_(options.breakdown_ranks_per_stage) {
     for (const auto& [id, members] : groups.groups) {
       std::vector<int64_t>& run = members_[id];
       for (int64_t m : members) {
@@ -73,6 +78,12 @@ class Run {
     for (size_t r = 0; r < g_.size(); ++r)
       out.idle_ns.push_back(out.makespan_ns - out.compute_ns[r]);
     if (timeline_) add_timeline(out.timeline);
+    if (breakdown_ranks_per_stage_ > 0) {
+      const CommAxisNames axes(groups_, chosen_, breakdown_ranks_per_stage_);
+      std::vector<NodeTimes> times;
+      for (const RankState& st : state_) times.push_back({&st.start, &st.done});
+      out.breakdown = time_breakdowns(g_, times, axes, out.makespan_ns);
+    }
     return out;
   }
 
@@ -198,7 +209,9 @@ class Run {
 
   std::vector<RankGraph>& g_;
   const std::vector<int64_t> chosen_;
+  const CommGroups& groups_;
   const bool timeline_;
+  const int64_t breakdown_ranks_per_stage_;
   std::vector<RankState> state_;
   std::map<std::string, std::vector<int64_t>> members_;
   std::vector<int64_t> world_, empty_;
@@ -213,7 +226,9 @@ class Run {
 
 // How the run charged time.
 std::string model(const MakespanResult& r) {
-  if (r.network.empty()) return "compute at roofline, messages at --link_gbps";
+  if (r.network.empty())
+    return r.durations ? "compute from duration_micros, messages at --link_gbps"
+                       : "compute at roofline, messages at --link_gbps";
   return r.network;
 }
 
@@ -249,7 +264,9 @@ MakespanResult run_ranks(const TraceSet& set, std::vector<int64_t> chosen,
   if (!read_rank_graphs(set, chosen, ranks, add_peers, options, threads, out.error)) return out;
   if (options.network)
     return network_makespan(ranks, std::move(chosen), set.comm_groups(), options);
-  return Run(ranks, std::move(chosen), set.comm_groups(), options.timeline).run();
+  MakespanResult run = Run(ranks, std::move(chosen), set.comm_groups(), options).run();
+  run.durations = options.durations;
+  return run;
 }
 
 bool open_set(TraceSet& set, const std::string& dir, const std::string& comm_group_file,
@@ -284,18 +301,23 @@ MakespanResult makespan_by_stage(const std::string& dir, const std::string& comm
   }
   std::vector<int64_t> first(static_cast<size_t>(stages));
   for (int64_t s = 0; s < stages; ++s) first[static_cast<size_t>(s)] = s * (n / stages);
-  out = run_ranks(set, first, options, threads, /*add_peers=*/true);
+  MakespanOptions with_breakdown = options;
+  with_breakdown.breakdown_ranks_per_stage = n / stages;
+  out = run_ranks(set, first, with_breakdown, threads, /*add_peers=*/true);
   if (!out.completed) return out;
   // The figures of the stages' first ranks; the makespan is over every rank run.
   out.ranks_run = static_cast<int64_t>(out.ranks.size());
   std::vector<double> end, compute, idle;
+  std::vector<TimeBreakdown> breakdown;
   for (int64_t rank : first) {
     const size_t k = static_cast<size_t>(
         std::lower_bound(out.ranks.begin(), out.ranks.end(), rank) - out.ranks.begin());
     end.push_back(out.end_ns[k]);
     compute.push_back(out.compute_ns[k]);
     idle.push_back(out.idle_ns[k]);
+    breakdown.push_back(out.breakdown[k]);
   }
+  out.breakdown = std::move(breakdown);
   out.ranks = std::move(first);
   out.end_ns = std::move(end);
   out.compute_ns = std::move(compute);

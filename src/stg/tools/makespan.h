@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,6 +47,17 @@ struct MakespanOptions {
   // roofline is off (--print_makespan under --compute_time model without
   // --astra_sim's system file).
   bool durations = false;
+  // Above 0: the ranks per pipeline stage, and MakespanResult::breakdown
+  // is filled (makespan_by_stage sets it).
+  int64_t breakdown_ranks_per_stage = 0;
+};
+
+// Where a rank's step time goes (time_breakdown.h): the parts add up to
+// the makespan.
+struct TimeBreakdown {
+  double compute_ns = 0;
+  std::map<std::string, double> exposed_comm_ns;  // by axis name
+  double bubble_ns = 0;
 };
 
 struct MakespanResult {
@@ -57,12 +69,16 @@ struct MakespanResult {
   // compute stands idle within the step (makespan - compute).
   std::vector<int64_t> ranks;
   std::vector<double> end_ns, compute_ns, idle_ns;
+  // With MakespanOptions::breakdown_ranks_per_stage: per rank run, where its
+  // step time goes.
+  std::vector<TimeBreakdown> breakdown;
   // makespan_by_stage: how many ranks were run (the stages' first ranks and
   // the ranks their SENDs and RECVs reach); `ranks` lists the first ranks.
   int64_t ranks_run = 0;
   // How a run on a network description charged time ("compute at ...,
   // messages on ASTRA-sim's network ..." with the files), else "".
   std::string network;
+  bool durations = false;  // the simple run timed compute by duration_micros
   // With MakespanOptions::timeline: one event per node of every rank. A
   // compute node runs from its issue to its end; a send or collective from
   // its issue on the communication slot to its end; a receive from the

@@ -9,6 +9,7 @@
 #include "stg/tools/astra_sim_network.h"
 #include "stg/tools/network_calendar.h"
 #include "stg/tools/ring_collectives.h"
+#include "stg/tools/time_breakdown.h"
 
 namespace stg::tools {
 
@@ -46,6 +47,7 @@ class NetworkRun {
              const MakespanOptions& options)
       : g_(ranks),
         chosen_(std::move(chosen)),
+        groups_file_(groups),
         options_(options),
         network_(*options.network),
         calendar_(network_),
@@ -224,6 +226,7 @@ class NetworkRun {
 
   std::vector<RankGraph>& g_;
   const std::vector<int64_t> chosen_;
+  const CommGroups& groups_file_;
   const MakespanOptions& options_;
   const AstraSimNetwork network_;
   NetworkCalendar calendar_;
@@ -260,6 +263,12 @@ MakespanResult NetworkRun::result() const {
     out.makespan_ns = std::max(out.makespan_ns, state_[r].end);
   }
   for (size_t r = 0; r < g_.size(); ++r) out.idle_ns.push_back(out.makespan_ns - out.compute_ns[r]);
+  if (options_.breakdown_ranks_per_stage > 0) {
+    const CommAxisNames axes(groups_file_, chosen_, options_.breakdown_ranks_per_stage);
+    std::vector<NodeTimes> times;
+    for (const RankState& st : state_) times.push_back({&st.start, &st.done});
+    out.breakdown = time_breakdowns(g_, times, axes, out.makespan_ns);
+  }
   if (options_.timeline)
     for (size_t r = 0; r < g_.size(); ++r)
       for (size_t i = 0; i < g_[r].kind.size(); ++i) {

@@ -57,7 +57,7 @@ struct DecoderSpec {
   // embedding (--tie_embeddings).
   bool tied_embeddings = false;
 
-  // Whether a block's MLP row routes tokens to experts (mlp_rows.cc).
+  // Whether a block's MLP row routes tokens to experts (mlp_drivers.cc).
   bool any_experts() const;
   bool any(BlockKind k) const {
     if (k == BlockKind::kMoe) return any_experts();

@@ -17,21 +17,29 @@ void sum_gradients(Graph& g, const std::string& target, const std::string& a,
   t.x2_hidden = t.x1_hidden;
 }
 
+namespace {
+
+// The mixer's slot keeps the name of the attention it held first.
+constexpr const char* kMixerSlot = "mha.";
+
+}  // namespace
+
+std::string mixer_tensor(const std::string& name) { return kMixerSlot + name; }
+
 Graph frame_block(const Layout& l, const Graph& mixer, const Graph* ffn, const FfnPorts& ports,
                   const PartChoices& choices) {
-  // The mixer's slot keeps the name of the attention it held first; without
-  // an MLP its residual is the block's output.
+  // Without an MLP the mixer's residual is the block's output.
   const std::string res = ffn ? "mha_res." : "ffn_res.";
   Graph g;
   g.append(layer_norm(l), "input_norm.", {}, {});
-  g.append(mixer, "mha.", {}, {});
+  g.append(mixer, kMixerSlot, {}, {});
   g.append(residual(l), res, {}, {});
-  g.link("input_norm.y", "mha.x");
-  g.link("mha.o", res + "x1");
+  g.link("input_norm.y", mixer_tensor("x"));
+  g.link(mixer_tensor("o"), res + "x1");
   g.link("input_norm.x", res + "x2");
-  g.link(res + "dx1", "mha.do");
+  g.link(res + "dx1", mixer_tensor("do"));
   if (!ffn) {
-    sum_gradients(g, "input_norm.dy", "mha.dx", res + "dx2");
+    sum_gradients(g, "input_norm.dy", mixer_tensor("dx"), res + "dx2");
     flatten_block_weights(g, choices.reduce_per_step, choices.expert_data_symbol);
     return g;
   }
@@ -45,7 +53,7 @@ Graph frame_block(const Layout& l, const Graph& mixer, const Graph* ffn, const F
   g.link("post_attn_norm.x", "ffn_res.x2");
   g.link("ffn_res.dx1", ports.dy);
   // The norms' input gradients sum the branch and the residual gradient.
-  sum_gradients(g, "input_norm.dy", "mha.dx", "mha_res.dx2");
+  sum_gradients(g, "input_norm.dy", mixer_tensor("dx"), "mha_res.dx2");
   sum_gradients(g, "post_attn_norm.dy", ports.dx, "ffn_res.dx2");
   flatten_block_weights(g, choices.reduce_per_step, choices.expert_data_symbol);
   return g;

@@ -25,6 +25,10 @@ struct FfnPorts {
 void sum_gradients(graph::Graph& g, const std::string& target, const std::string& a,
                    const std::string& b);
 
+// The name within the block of its mixer's tensor `name` (the frame appends
+// the mixer under a slot of its own).
+std::string mixer_tensor(const std::string& name);
+
 // `ffn` null: a block of its mixer alone (a Mamba block of Nemotron-H),
 // whose one residual is the block's output (ffn_res, as in every block).
 graph::Graph frame_block(const Layout& l, const graph::Graph& mixer, const graph::Graph* ffn,

@@ -28,8 +28,9 @@ HfDims read_hf(const HfConfig& cfg) {
   HfDims d = read_decoder_dims(cfg, /*gpt_names=*/false);
   d.experts = cfg.required_size({"n_routed_experts"});
   d.experts_per_token = cfg.required_size({"num_experts_per_tok"});
-  d.dff_expert = cfg.required_size({"moe_intermediate_size"});
-  d.shared_experts = cfg.optional_size({"n_shared_experts"});
+  d.row_flags["--dff_expert"] = cfg.required_size({"moe_intermediate_size"});
+  if (const std::optional<int64_t> shared = cfg.optional_size({"n_shared_experts"}))
+    d.row_flags["--shared_experts"] = *shared;
   d.dense_blocks = cfg.optional_size({"first_k_dense_replace"});
   if (cfg.optional_size({"moe_layer_freq"}).value_or(1) != 1)
     cfg.fail(
@@ -41,11 +42,13 @@ HfDims read_hf(const HfConfig& cfg) {
     cfg.fail(
         "field 'q_lora_rank' is missing or null: stg models multi-head latent attention with "
         "compressed queries only");
-  d.q_lora_rank = cfg.required_size({"q_lora_rank"});
-  d.kv_lora_rank = cfg.required_size({"kv_lora_rank"});
-  d.qk_nope_dim = cfg.required_size({"qk_nope_head_dim"});
-  d.qk_rope_dim = cfg.required_size({"qk_rope_head_dim"});
-  d.v_head_dim = cfg.required_size({"v_head_dim"});
+  // The MLA row's flags (mixers/mla_attention.cc).
+  const std::pair<const char*, const char*> mla[] = {{"q_lora_rank", "--q_lora_rank"},
+                                                     {"kv_lora_rank", "--kv_lora_rank"},
+                                                     {"qk_nope_head_dim", "--qk_nope_head_dim"},
+                                                     {"qk_rope_head_dim", "--qk_rope_head_dim"},
+                                                     {"v_head_dim", "--v_head_dim"}};
+  for (const auto& [field, flag] : mla) d.row_flags[flag] = cfg.required_size({field});
   d.mtp_depth = cfg.optional_count({"num_nextn_predict_layers"});
   d.tied_embeddings = read_tied_embeddings(cfg, false);
   // Multi-head latent attention caches the latent, not K/V heads: the
@@ -85,14 +88,10 @@ const Family& deepseek_family() {
              256,
              8,
              4096};
-    p.dff_expert = 2048;
-    p.shared_experts = 1;
     p.dense_blocks = 3;
-    p.q_lora_rank = 1536;
-    p.kv_lora_rank = 512;
-    p.qk_nope_dim = 128;
-    p.qk_rope_dim = 64;
-    p.v_head_dim = 128;
+    p.row_flags = {{"--dff_expert", 2048},  {"--shared_experts", 1},     {"--q_lora_rank", 1536},
+                   {"--kv_lora_rank", 512}, {"--qk_nope_head_dim", 128}, {"--qk_rope_head_dim", 64},
+                   {"--v_head_dim", 128}};
     p.mtp_depth = 1;  // §2.2: one MTP module in training
     f.presets = {p};
     return f;

@@ -4,6 +4,7 @@
 
 #include "stg/models/blocks/block_pattern.h"
 #include "stg/models/parts/moe.h"
+#include "stg/models/row_flag.h"
 
 namespace stg::models {
 
@@ -14,8 +15,9 @@ DecoderSpec expert_layout(const Options& o, int num_blocks, const BlockSpec& den
                      " is not valid: use 0 to --num_stacks " + std::to_string(num_blocks) +
                      " (the first blocks dense, the rest MoE)");
   ExpertOptions e = ExpertOptions::of(moe.mlp_options);
-  e.own_width = e.own_width || o.dff_expert.has_value();
-  e.shared = o.shared_experts.value_or(0) > 0;
+  // The experts row's flags (mlps/experts.cc).
+  e.own_width = e.own_width || row_flag(o, "--dff_expert").has_value();
+  e.shared = row_flag(o, "--shared_experts").value_or(0) > 0;
   moe.mlp_options = e.list();
   DecoderSpec d;
   d.blocks = BlockPattern{.first = first_dense}.blocks(static_cast<size_t>(num_blocks), dense, moe);

@@ -34,7 +34,7 @@ const Family& qwen3_family() {
              5120,        25600,   64,
              8,           64,      151936,
              0,           0,       4096};
-    p.head_dim = 128;
+    p.row_flags = {{"--head_dim", 128}};
     f.presets = {p};
     return f;
   }();

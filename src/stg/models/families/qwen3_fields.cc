@@ -15,9 +15,9 @@ BlockSpec qwen3_block(bool experts) {
 
 HfDims read_qwen3_dims(const HfConfig& cfg) {
   HfDims d = read_decoder_dims(cfg, /*gpt_names=*/false);
-  d.kv_heads = cfg.optional_size({"num_key_value_heads"}).value_or(d.heads);
+  d.row_flags["--kvhead"] = cfg.optional_size({"num_key_value_heads"}).value_or(d.heads);
   // Absent: the Qwen3 configuration class's default, 128.
-  d.head_dim = cfg.optional_size({"head_dim"}).value_or(128);
+  d.row_flags["--head_dim"] = cfg.optional_size({"head_dim"}).value_or(128);
   d.tied_embeddings = read_tied_embeddings(cfg, false);
   if (optional_bool(cfg, "attention_bias", false))
     d.notes.push_back(

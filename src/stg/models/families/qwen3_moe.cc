@@ -37,7 +37,7 @@ HfDims read_hf(const HfConfig& cfg) {
   HfDims d = read_qwen3_dims(cfg);
   d.experts = cfg.required_size({"num_experts"});
   d.experts_per_token = cfg.required_size({"num_experts_per_tok"});
-  d.dff_expert = cfg.required_size({"moe_intermediate_size"});
+  d.row_flags["--dff_expert"] = cfg.required_size({"moe_intermediate_size"});
   if (cfg.optional_size({"decoder_sparse_step"}).value_or(1) != 1)
     cfg.fail(
         "field 'decoder_sparse_step' is not 1: stg models MoE in every block after the first "
@@ -79,8 +79,7 @@ const Family& qwen3_moe_family() {
              128,
              8,
              4096};
-    p.head_dim = 128;
-    p.dff_expert = 1536;
+    p.row_flags = {{"--head_dim", 128}, {"--dff_expert", 1536}};
     f.presets = {p};
     return f;
   }();

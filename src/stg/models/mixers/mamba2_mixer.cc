@@ -238,7 +238,7 @@ void add_forward(Graph& g, const Layout& l, const Mamba& m, const Shapes& s,
   const int cache = input(g, "kv_cache", s.state);
   g.mutable_tensor_keep_result(cache).role = graph::Role::kPersistent;
   g.mutable_tensor_keep_result(cache).element_bytes = kv.element_bytes;
-  const int write = custom(g, "kv_write", scan, expr::product(s.state), s.y, s.state);
+  const int write = custom(g, kStateWritePort, scan, expr::product(s.state), s.y, s.state);
   g.mutable_tensor(write).element_bytes = kv.element_bytes;
 }
 
@@ -296,9 +296,9 @@ Graph build(const Layout& l, const BlockSpec& spec, const PartChoices&, const Co
             const KvCache& kv) {
   const Mamba m(spec.mixer_options);
   const Shapes s = shapes_of(m);
-  // The decode step's kernel keeps the name serving links a block's
-  // received caches to.
-  const std::string scan = kv.phase == ServingPhase::kDecode ? "attn_kernel.qkv" : "ssd";
+  // The decode step's kernel is the port serving links a block's received
+  // states to.
+  const std::string scan = kv.phase == ServingPhase::kDecode ? kStateReadPort : "ssd";
   Graph g;
   add_forward(g, l, m, s, scan, kv);
   add_output_and_backward(g, l, m, s, scan);

@@ -2,9 +2,9 @@
 // block's mixer; models/parts/attention.h builds it): its options
 // (AttentionOptions: KV heads, a head dimension of its own, QKV biases,
 // per-head Q/K norms), the HeadDim it binds, its checks, its KV cache and
-// its activations for the Megatron-LM memory report. Its flags (--kvhead,
-// --head_dim) are the decoders' (options.h), which presets and Hugging Face
-// configs fill.
+// its activations for the Megatron-LM memory report. Its flags: --kvhead
+// (which --module_csv also reads, and --model_type transformer refuses) and
+// --head_dim; presets and Hugging Face configs fill them.
 #include "stg/models/families/registry.h"
 #include "stg/models/mixers/mixer_row.h"
 #include "stg/models/parts/attention.h"
@@ -12,6 +12,9 @@
 namespace stg::models {
 
 namespace {
+
+constexpr const char* kKvHead = "--kvhead";
+constexpr const char* kHeadDim = "--head_dim";
 
 extern const MixerRow kMha;
 
@@ -45,7 +48,7 @@ void check(const std::vector<int64_t>& options, const std::map<std::string, int6
 void dims(const std::vector<int64_t>& options, const std::map<std::string, int64_t>& v,
           const Options& o, std::vector<Dim>& out) {
   if (AttentionOptions::of(options).own_head_dim)
-    out.push_back({"HeadDim", "--head_dim", o.head_dim, v.at("Dmodel") / v.at("Head")});
+    out.push_back({"HeadDim", kHeadDim, row_flag(o, kHeadDim), v.at("Dmodel") / v.at("Head")});
 }
 
 bool any(const DecoderSpec& d, bool AttentionOptions::*p) {
@@ -56,14 +59,14 @@ bool any(const DecoderSpec& d, bool AttentionOptions::*p) {
 
 void note_unread(const DecoderSpec& d, const Options& o, const std::string& family,
                  std::vector<std::string>& notes) {
-  if (o.head_dim && !any(d, &AttentionOptions::own_head_dim))
+  if (row_flag(o, kHeadDim) && !any(d, &AttentionOptions::own_head_dim))
     notes.push_back("--head_dim has no effect with --model_type " + family);
 }
 
 // The families place the row; its --kvhead is unread without grouped heads.
 void place(DecoderSpec& d, const std::map<std::string, int64_t>&, const Options& o,
            std::vector<std::string>& notes) {
-  if (o.kvhead && !any(d, &AttentionOptions::grouped))
+  if (row_flag(o, kKvHead) && !any(d, &AttentionOptions::grouped))
     notes.push_back(
         "--kvhead (grouped-query attention is --model_type llama) has no effect with "
         "--model_type " +
@@ -114,7 +117,20 @@ graph::Graph build(const Layout& l, const BlockSpec& spec, const PartChoices& ch
 
 const MixerRow kMha = {
     .name = "mha",
-    .flags = {},
+    .flags = {{.flag = kKvHead,
+               .help = "key/value heads (llama, moe)",
+               .fallback = "refused / 8",
+               .least = 1,
+               .command_line_least = false,
+               .listed_after = "--head",
+               .decoders_only = false},
+              {.flag = kHeadDim,
+               .help = "per-head width of attention (qwen3, qwen3-moe; default --dmodel / --head)",
+               .fallback = "refused / --dmodel / --head",
+               .least = 1,
+               .command_line_least = false,
+               .listed_after = "--kexperts",
+               .decoders_only = false}},
     .place = place,
     .check = check,
     .read_hf = nullptr,

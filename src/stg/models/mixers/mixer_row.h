@@ -20,6 +20,7 @@
 #include "stg/models/parts/kv_cache.h"
 #include "stg/models/parts/layout.h"
 #include "stg/models/parts/part_choices.h"
+#include "stg/models/row_flag.h"
 #include "stg/options.h"
 #include "stg/report/activation_memory.h"
 #include "stg/report/attention_kv.h"
@@ -27,15 +28,6 @@
 namespace stg::models {
 
 class HfConfig;
-
-// A flag of a row: an integer of at least `least`; `fallback` says what an
-// unset flag means (for --help).
-struct RowFlag {
-  const char* flag;
-  const char* help;
-  const char* fallback;
-  int64_t least;
-};
 
 // What a mixer keeps per sequence between serving steps.
 enum class ServingState { kNone, kKvCache, kLatentCache, kRecurrent };

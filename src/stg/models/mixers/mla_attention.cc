@@ -1,10 +1,8 @@
 // Multi-head latent attention as a mixer row (DeepSeek-V2/V3; the graph:
 // models/parts/mla.h): the five dimensions it binds (DeepSeek-V3's by
 // default), the notes for them when no block has it, its latent cache, and
-// its activations for the Megatron-LM memory report. Its flags
-// (--q_lora_rank, --kv_lora_rank, --qk_nope_head_dim, --qk_rope_head_dim,
-// --v_head_dim) are the decoders' (options.h), which presets and Hugging
-// Face configs fill.
+// its activations for the Megatron-LM memory report. Its flags, one per
+// dimension, are its own; presets and Hugging Face configs fill them.
 #include "stg/models/mixers/mixer_row.h"
 #include "stg/models/parts/mla.h"
 
@@ -26,26 +24,69 @@ void check(const std::vector<int64_t>&, const std::map<std::string, int64_t>& v,
               " / --tp " + num(tp) + "): choose a cp degree that divides it, or --cp_algo ring");
 }
 
+// Each dimension: its symbol, flag, --help text and default (DeepSeek-V3's).
+struct MlaDim {
+  const char* symbol;
+  RowFlag flag;
+  int64_t fallback;
+};
+
+RowFlag dim_flag(const char* flag, const char* help, const char* fallback, const char* after) {
+  return {.flag = flag,
+          .help = help,
+          .fallback = fallback,
+          .least = 1,
+          .command_line_least = false,
+          .listed_after = after,
+          .decoders_only = false};
+}
+
+const std::vector<MlaDim>& mla_dims() {
+  static const std::vector<MlaDim> all = {
+      {"QLoraRank",
+       dim_flag("--q_lora_rank", "MLA query compression rank (deepseek)", "refused / 1536",
+                "--dense_blocks"),
+       1536},
+      {"KvLoraRank",
+       dim_flag("--kv_lora_rank", "MLA key-value compression rank (deepseek)", "refused / 512",
+                "--q_lora_rank"),
+       512},
+      {"QkNopeDim",
+       dim_flag("--qk_nope_head_dim",
+                "MLA per-head query/key dims without rotary embedding (deepseek)", "refused / 128",
+                "--kv_lora_rank"),
+       128},
+      {"QkRopeDim",
+       dim_flag("--qk_rope_head_dim",
+                "MLA per-head query/key dims with rotary embedding, the key's shared by all "
+                "heads (deepseek)",
+                "refused / 64", "--qk_nope_head_dim"),
+       64},
+      {"VHeadDim",
+       dim_flag("--v_head_dim", "MLA per-head value dims (deepseek)", "refused / 128",
+                "--qk_rope_head_dim"),
+       128}};
+  return all;
+}
+
+std::vector<RowFlag> flags() {
+  std::vector<RowFlag> out;
+  for (const MlaDim& m : mla_dims()) out.push_back(m.flag);
+  return out;
+}
+
 void dims(const std::vector<int64_t>&, const std::map<std::string, int64_t>&, const Options& o,
           std::vector<Dim>& out) {
-  out.push_back({"QLoraRank", "--q_lora_rank", o.q_lora_rank, 1536});
-  out.push_back({"KvLoraRank", "--kv_lora_rank", o.kv_lora_rank, 512});
-  out.push_back({"QkNopeDim", "--qk_nope_head_dim", o.qk_nope_dim, 128});
-  out.push_back({"QkRopeDim", "--qk_rope_head_dim", o.qk_rope_dim, 64});
-  out.push_back({"VHeadDim", "--v_head_dim", o.v_head_dim, 128});
+  for (const MlaDim& m : mla_dims())
+    out.push_back({m.symbol, m.flag.flag, row_flag(o, m.flag.flag), m.fallback});
 }
 
 void note_unread(const DecoderSpec& d, const Options& o, const std::string& family,
                  std::vector<std::string>& notes) {
   if (!options_of(d, kMla).empty()) return;
-  const std::pair<const std::optional<int64_t>&, const char*> flags[] = {
-      {o.q_lora_rank, "--q_lora_rank"},
-      {o.kv_lora_rank, "--kv_lora_rank"},
-      {o.qk_nope_dim, "--qk_nope_head_dim"},
-      {o.qk_rope_dim, "--qk_rope_head_dim"},
-      {o.v_head_dim, "--v_head_dim"}};
-  for (const auto& [given, flag] : flags)
-    if (given) notes.push_back(std::string(flag) + " has no effect with --model_type " + family);
+  for (const MlaDim& m : mla_dims())
+    if (row_flag(o, m.flag.flag))
+      notes.push_back(std::string(m.flag.flag) + " has no effect with --model_type " + family);
 }
 
 // A key of nope + rope dims and a value of its own width; every head's.
@@ -80,7 +121,7 @@ graph::Graph build(const Layout& l, const BlockSpec&, const PartChoices& choices
 
 const MixerRow kMla = {
     .name = "mla",
-    .flags = {},
+    .flags = flags(),
     .place = nullptr,  // the families' blocks
     .check = check,
     .read_hf = nullptr,

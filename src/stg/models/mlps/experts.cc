@@ -1,13 +1,18 @@
 // Routed experts as an MLP row (models/parts/moe.h builds them): a router,
 // Experts experts of which KExperts are chosen per token, split over ep;
 // options (ExpertOptions): gated experts, of a width of their own
-// (DffExpert), with SharedExperts shared experts on every token.
+// (DffExpert), with SharedExperts shared experts on every token. Its flags
+// (--dff_expert, --shared_experts) the MoE families' block layout reads too
+// (families/expert_layout.h).
 #include "stg/models/mlps/mlp_row.h"
 #include "stg/models/parts/moe.h"
 
 namespace stg::models {
 
 namespace {
+
+constexpr const char* kDffExpert = "--dff_expert";
+constexpr const char* kSharedExperts = "--shared_experts";
 
 graph::Graph build(const Layout&, const std::vector<int64_t>& options, const PartChoices& choices,
                    int experts_per_rank, FfnPorts& ports) {
@@ -20,8 +25,8 @@ graph::Graph build(const Layout&, const std::vector<int64_t>& options, const Par
 void dims(const std::vector<int64_t>& options, const std::map<std::string, int64_t>& v,
           const Options& o, std::vector<Dim>& out) {
   const ExpertOptions e = ExpertOptions::of(options);
-  if (e.own_width) out.push_back({"DffExpert", "--dff_expert", o.dff_expert, v.at("Dff")});
-  if (e.shared) out.push_back({"SharedExperts", "--shared_experts", o.shared_experts, 1});
+  if (e.own_width) out.push_back({"DffExpert", kDffExpert, row_flag(o, kDffExpert), v.at("Dff")});
+  if (e.shared) out.push_back({"SharedExperts", kSharedExperts, row_flag(o, kSharedExperts), 1});
 }
 
 void check(const std::vector<int64_t>& options, const std::map<std::string, int64_t>& v,
@@ -72,6 +77,20 @@ report::ActivationBytes activations(const std::vector<int64_t>& options, const e
 
 const MlpRow kExperts = {
     .name = "experts",
+    .flags = {{.flag = kDffExpert,
+               .help = "each expert's FFN width (MoE families; default --dff)",
+               .fallback = "refused / --dff",
+               .least = 1,
+               .command_line_least = false,
+               .listed_after = "--head_dim",
+               .decoders_only = false},
+              {.flag = kSharedExperts,
+               .help = "experts every token passes through besides its --kexperts (MoE families)",
+               .fallback = "refused / 0",
+               .least = 0,
+               .command_line_least = false,
+               .listed_after = kDffExpert,
+               .decoders_only = false}},
     .experts = true,
     .build = build,
     .dims = dims,

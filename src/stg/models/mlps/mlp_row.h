@@ -1,7 +1,7 @@
 // An MLP kind as one row (docs/architecture.md "How to add an MLP kind"):
-// the dimension symbols it binds, its checks, its graph builder with the
-// ports the block frame plugs it in by, and its activations for the
-// Megatron-LM memory report. A block is a mixer row and an MLP row
+// its flags (row_flag.h), the dimension symbols it binds, its checks, its
+// graph builder with the ports the block frame plugs it in by, and its
+// activations for the Megatron-LM memory report. A block is a mixer row and an MLP row
 // (models/blocks/block_spec.h); a new MLP kind is one file that defines its
 // row, and one line in mlp_rows.cc.
 #pragma once
@@ -18,6 +18,7 @@
 #include "stg/models/flag_binding.h"
 #include "stg/models/parts/layout.h"
 #include "stg/models/parts/part_choices.h"
+#include "stg/models/row_flag.h"
 #include "stg/options.h"
 #include "stg/report/activation_memory.h"
 
@@ -25,6 +26,8 @@ namespace stg::models {
 
 struct MlpRow {
   const char* name;
+  // The row's flags (row_flag.h).
+  std::vector<RowFlag> flags;
   // Routes tokens to experts over the ep axis: the decoder gets the ep axis
   // (Megatron-LM carves it out of dp), the block the sequence-sharded layout
   // and the experts' gradient bucket.

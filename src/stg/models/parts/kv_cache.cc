@@ -17,7 +17,7 @@ Shape cache_shape(const expr::Expr& tokens, const CacheLayout& layout) {
 }
 
 const char* write_name(const KvCache& kv) {
-  return kv.phase == ServingPhase::kPrefill ? "kv_write" : "kv_append";
+  return kv.phase == ServingPhase::kPrefill ? kStateWritePort : "kv_append";
 }
 
 }  // namespace
@@ -58,8 +58,8 @@ int add_decode_attention(Graph& g, const CacheLayout& layout, const expr::Expr& 
   const expr::Expr& context = layout.attended ? *layout.attended : d.context;
   const expr::Expr macs =
       d.batch_dp * d.seq * heads * (context / d.cp) * (layout.score_width + layout.value_width);
-  const int qkv = custom(g, "attn_kernel.qkv", "kv_cache", macs,
-                         cache_shape(context / d.cp, layout), gathered(out), {c(1) / d.cp});
+  const int qkv = custom(g, kStateReadPort, "kv_cache", macs, cache_shape(context / d.cp, layout),
+                         gathered(out), {c(1) / d.cp});
   flops(g, macs * c(2));
   deps.push_back(g.at("kv_append"));
   g.mutable_tensor(qkv).extra_deps = deps;

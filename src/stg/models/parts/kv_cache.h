@@ -15,6 +15,14 @@
 
 namespace stg::models {
 
+// The ports serving links a block's mixer by (models/inference_decoder.cc,
+// within the block's mixer slot: blocks/frame.h): the tensor with which a
+// prefill writes a sequence's serving state, and the one with which a decode
+// step reads it (the attention over a KV cache, or a recurrent state's
+// update). A mixer with serving state names its two tensors so.
+inline constexpr const char* kStateWritePort = "kv_write";
+inline constexpr const char* kStateReadPort = "attn_kernel.qkv";
+
 // Which phase of a serving iteration the block is built for (none: training).
 enum class ServingPhase { kNone, kPrefill, kDecode };
 
