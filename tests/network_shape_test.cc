@@ -62,6 +62,19 @@ TEST(NetworkShape, NodesHoldWholeTensorParallelGroupsFirst) {
   }
 }
 
+TEST(NetworkShape, ADomainHoldsTheAxesInNodeOrder) {
+  // tp 8 fills an 8-GPU node: cp, dp and pp have one rank each in it.
+  EXPECT_EQ(ranks_in_domain({{4, kDp}, {8, kTp}, {2, kCp}, {2, kPp}}, 8),
+            (std::vector<int64_t>{1, 8, 1, 1}));
+  // tp 2 then cp 2 leave room for 2 of dp's 16; pp stays outside.
+  EXPECT_EQ(ranks_in_domain({{16, kDp}, {2, kTp}, {2, kCp}, {4, kPp}}, 8),
+            (std::vector<int64_t>{2, 2, 2, 1}));
+  // tp 3 leaves 8 / 3 = 2 GPUs: dp 4 has 2 inside.
+  EXPECT_EQ(ranks_in_domain({{4, kDp}, {3, kTp}}, 8), (std::vector<int64_t>{2, 3}));
+  // tp 16 overflows the node: 8 of it inside, nothing of the later axes.
+  EXPECT_EQ(ranks_in_domain({{2, kDp}, {16, kTp}}, 8), (std::vector<int64_t>{1, 8}));
+}
+
 TEST(NetworkShape, GivenDimensionsAreInsideWhileTheirSpanFitsANode) {
   NetworkShape s = given_network_shape({2, 4, 4}, 8);
   EXPECT_EQ(s.in_node, (std::vector<bool>{true, true, false}));

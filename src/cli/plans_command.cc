@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <numeric>
 
 #include "command_line.h"
 #include "generate_flags.h"
@@ -188,10 +189,20 @@ std::vector<PlanRow> selected(const PlansRequest& r, std::vector<PlanRow> plans)
                 plans.end());
   const Column& key = *std::find_if(columns().begin(), columns().end(),
                                     [&](const Column& c) { return r.sort == c.name; });
-  std::stable_sort(plans.begin(), plans.end(),
-                   [&](const PlanRow& a, const PlanRow& b) { return key.value(a) < key.value(b); });
-  if (r.top > 0 && static_cast<int64_t>(plans.size()) > r.top) plans.resize(r.top);
-  return plans;
+  // Each plan's key once, and the plans moved in its order (not swapped
+  // about by the sort).
+  std::vector<double> keys;
+  keys.reserve(plans.size());
+  for (const PlanRow& p : plans) keys.push_back(key.value(p));
+  std::vector<size_t> order(plans.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return keys[a] < keys[b]; });
+  if (r.top > 0 && static_cast<int64_t>(order.size()) > r.top) order.resize(r.top);
+  std::vector<PlanRow> sorted;
+  sorted.reserve(order.size());
+  for (size_t i : order) sorted.push_back(std::move(plans[i]));
+  return sorted;
 }
 
 std::string cell(const Column& c, const PlanRow& r) {
@@ -269,7 +280,8 @@ int plans_main(const std::vector<std::string>& args) {
     }
     const double seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    const std::vector<PlanRow> plans = selected(r, result.plans);
+    const size_t found = result.plans.size();
+    const std::vector<PlanRow> plans = selected(r, std::move(result.plans));
     if (r.flags.json) {
       std::printf("%s\n", plans_json(plans).dump(1).c_str());
     } else if (r.csv) {
@@ -279,7 +291,7 @@ int plans_main(const std::vector<std::string>& args) {
       std::printf(
           "stg plans: %zu plans on %lld GPUs (%zu printed; %lld candidates, %lld shapes) in %.3f "
           "s; per rank: memory of the most loaded rank, TFLOP and GiB sent per step\n",
-          result.plans.size(), static_cast<long long>(r.gpus), plans.size(),
+          found, static_cast<long long>(r.gpus), plans.size(),
           static_cast<long long>(result.candidates), static_cast<long long>(result.templates),
           seconds);
     }

@@ -27,8 +27,7 @@ NetworkShape given_network_shape(std::vector<int64_t> dims, int64_t gpus_per_nod
   return s;
 }
 
-NetworkShape default_network_shape(const std::vector<PlacedAxis>& axes, int64_t gpus_per_node) {
-  // How many of each axis's ranks lie in one domain, filled in node order.
+std::vector<int64_t> ranks_in_domain(const std::vector<PlacedAxis>& axes, int64_t gpus_per_node) {
   std::vector<size_t> order(axes.size());
   std::iota(order.begin(), order.end(), size_t{0});
   std::stable_sort(order.begin(), order.end(),
@@ -41,6 +40,11 @@ NetworkShape default_network_shape(const std::vector<PlacedAxis>& axes, int64_t 
     room /= inside[i];
     if (inside[i] < axes[i].degree) break;  // the domain is full: later axes are outside
   }
+  return inside;
+}
+
+NetworkShape default_network_shape(const std::vector<PlacedAxis>& axes, int64_t gpus_per_node) {
+  const std::vector<int64_t> inside = ranks_in_domain(axes, gpus_per_node);
   NetworkShape s;
   for (size_t i = 0; i < axes.size(); ++i) {
     const int64_t degree = axes[i].degree;

@@ -27,6 +27,13 @@ struct PlacedAxis {
   int node_place;
 };
 
+// How many ranks of each axis one domain of gpus_per_node GPUs holds when
+// the axes fill it in node order: an axis whose degree fits in what is left
+// wholly, the first that does not fit its largest divisor that does, every
+// later axis 1 (default_network_shape's placement; `stg plans` charges an
+// axis's groups at the scale-up bandwidth when they are whole inside).
+std::vector<int64_t> ranks_in_domain(const std::vector<PlacedAxis>& axes, int64_t gpus_per_node);
+
 // The default network: one dimension per axis of degree > 1, in rank order.
 // Axes fill a domain of gpus_per_node GPUs in node order: an axis whose
 // degree fits in what is left is inside; the first that does not fit is

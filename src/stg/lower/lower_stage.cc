@@ -7,6 +7,7 @@
 #include "stg/lower/fold_token_copy.h"
 #include "stg/lower/kernel_of_op.h"
 #include "stg/lower/node_order.h"
+#include "stg/lower/op_cost.h"
 #include "stg/util/graph_algo.h"
 
 namespace stg::lower {
@@ -92,19 +93,17 @@ class StageLowering {
       throw expr::overflow_error(dim, values_, "a dimension of " + owner, e.what());
     }
   }
-  // Size in the trace's units (elements or bytes).
-  template <typename What>
-  int64_t bytes(const graph::Shape& shape, const What& what) {
-    return scaled(elements(shape, what), options_.bytes_per_element, shape, what);
-  }
-  // Size of tensor t's data seen in `shape`, with t's own element size when
-  // it has one.
+  // Size of tensor t's data seen in `shape` in the trace's units (elements
+  // or bytes; op_cost.h's element size).
   template <typename What>
   int64_t bytes_of(int t, const graph::Shape& shape, const What& what, int override = 0) {
-    const int own = !options_.tensor_element_bytes ? 0
-                    : override > 0                 ? override
-                                                   : g_[t].element_bytes;
-    return own > 0 ? scaled(elements(shape, what), own, shape, what) : bytes(shape, what);
+    return scaled(elements(shape, what), element_bytes(g_, t, options_, override), shape, what);
+  }
+  // What comm op t moves (op_cost.h), in the trace's units.
+  template <typename What>
+  int64_t comm_size(int t, const What& what) {
+    const CommData c = comm_data(g_, t, options_);
+    return scaled(elements(*c.shape, what), c.element_bytes, *c.shape, what);
   }
   // `value` elements of `shape` in bytes of `factor`; the error names the
   // flags of the shape's symbols.
@@ -151,10 +150,9 @@ class StageLowering {
         n.kind = NodeKind::kColl;
         n.coll = x.comm.type;
         n.axis = x.comm.axis;
+        n.comm_size = comm_size(t, tensor_named(graph::carried(g_, t)));
         // A collective may reduce in a wider type than its input's
         // (Tensor::element_bytes of the collective).
-        n.comm_size = bytes_of(graph::carried(g_, t), *x.x1_shape,
-                               tensor_named(graph::carried(g_, t)), x.element_bytes);
         n.y_tensor_size = bytes_of(
             graph::carried(g_, t), g_.result(t).y_shape, [&] { return "input of " + x.comm.label; },
             x.element_bytes);
@@ -167,7 +165,7 @@ class StageLowering {
         n.name_number_at = x.comm.label_number_at;
         n.name_step_at = x.comm.label_step_at;
         n.kind = send ? NodeKind::kSend : NodeKind::kRecv;
-        n.comm_size = bytes_of(graph::carried(g_, t), *x.x1_shape, tensor_named(x.x1));
+        n.comm_size = comm_size(t, tensor_named(x.x1));
         n.peer = x.comm.peer;
         n.tag = x.comm.tag;
         // A value a decode step receives from another step (the token
@@ -208,14 +206,12 @@ class StageLowering {
     n.name_step_at = x.step_at;
     n.kind = NodeKind::kComp;
     n.num_ops = count(r.num_ops, [&] { return "operation count of " + x.id(); });
-    // A contraction's multiply-accumulate is 2 FLOPs; an einsum without
-    // contracted dims (an element-wise product) is one multiply per element.
-    if (x.op == graph::Op::kEinsum && !r.y_hidden.empty())
-      if (__builtin_mul_overflow(n.num_ops, options_.flops_per_mac, &n.num_ops))
-        throw expr::overflow_error(r.num_ops, values_, "FLOP count of " + x.id(),
-                                   "does not fit in 64 bits");
-    if (options_.kernel_flops && !x.flops.is_zero())
-      n.num_ops = count(x.flops, [&] { return "FLOP count of " + x.id(); });
+    const OpWork work = op_work(g_, t, options_);  // op_cost.h
+    if (work.count != &r.num_ops)
+      n.num_ops = count(*work.count, [&] { return "FLOP count of " + x.id(); });
+    else if (__builtin_mul_overflow(n.num_ops, work.factor, &n.num_ops))
+      throw expr::overflow_error(r.num_ops, values_, "FLOP count of " + x.id(),
+                                 "does not fit in 64 bits");
     n.y_tensor_size = bytes_of(t, r.y_shape, tensor_named(t));
     n.tensor_size = static_cast<uint64_t>(n.y_tensor_size);
     if (options_.tensor_size_moved) {

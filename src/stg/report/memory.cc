@@ -20,6 +20,14 @@ double& part_bytes(StageMemory& m, MemoryTerm::Part part) {
   return m.activations;
 }
 
+expr::Expr scaled_bytes(const expr::Expr& elements, double factor) {
+  const auto whole = static_cast<int64_t>(factor);
+  if (static_cast<double>(whole) != factor)
+    throw expr::SizeError("a memory factor that is not whole (" + std::to_string(factor) +
+                          " bytes per element) has no exact expression");
+  return elements * expr::Expr::constant(whole);
+}
+
 double elements(const graph::Graph& g, int t, const expr::Values& values) {
   return static_cast<double>(
       expr::whole_count(expr::product(g.result(t).y_shape), values, "size of " + g[t].id()));

@@ -13,6 +13,7 @@
 
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "stg/expr/values.h"
@@ -68,9 +69,19 @@ std::vector<MemoryTerm> memory_terms(const graph::Graph& g, const mesh::Mesh& me
 // The field of `m` a term of `part` adds to.
 double& part_bytes(StageMemory& m, MemoryTerm::Part part);
 
-// A term's bytes with `values` and the data-parallel degree `dp`.
-inline double term_bytes(const MemoryTerm& t, double elements, double dp) {
-  return t.factor * elements / (t.over_dp ? dp : 1);
+// `elements` at `factor` bytes each: a number, or an expression (the
+// factor must then be whole; throws expr::SizeError).
+inline double scaled_bytes(double elements, double factor) { return factor * elements; }
+expr::Expr scaled_bytes(const expr::Expr& elements, double factor);
+
+// A term's bytes from its tensor's `elements` and the data-parallel degree
+// `dp`: numbers at a run's values (the memory reports), or expressions of
+// the free symbols (stg plans, sweep/plan_template.h).
+template <typename Value>
+Value term_bytes(const MemoryTerm& t, const Value& elements,
+                 const std::type_identity_t<Value>& dp) {
+  const Value bytes = scaled_bytes(elements, t.factor);
+  return t.over_dp ? bytes / dp : bytes;
 }
 
 // `g` after the pass pipeline (stages assigned; comm ops are looked

@@ -23,11 +23,11 @@ std::string reported_axis(const mesh::Mesh& mesh, int axis) {
   return "other";
 }
 
-namespace {
-
-std::string p2p_axis(const mesh::Mesh& mesh, const LoweredNode& n) {
-  return n.peer.kind == mesh::Peer::Kind::kAxis ? reported_axis(mesh, n.peer.axis) + " p2p" : "pp";
+std::string p2p_axis(const mesh::Mesh& mesh, const mesh::Peer& peer) {
+  return peer.kind == mesh::Peer::Kind::kAxis ? reported_axis(mesh, peer.axis) + " p2p" : "pp";
 }
+
+namespace {
 
 // `copies` of node n, whose sizes add up to `flops` and `comm_bytes`.
 void count(RankStep& step, const mesh::Mesh& mesh, const LoweredNode& n, int64_t copies,
@@ -41,10 +41,10 @@ void count(RankStep& step, const mesh::Mesh& mesh, const LoweredNode& n, int64_t
       break;
     // Between stages: "pp"; along a mesh axis (ring attention): "cp p2p".
     case NodeKind::kSend:
-      step.axes[p2p_axis(mesh, n)].add({copies, comm_bytes, 0, 0});
+      step.axes[p2p_axis(mesh, n.peer)].add({copies, comm_bytes, 0, 0});
       break;
     case NodeKind::kRecv:
-      step.axes[p2p_axis(mesh, n)].add({0, 0, copies, comm_bytes});
+      step.axes[p2p_axis(mesh, n.peer)].add({0, 0, copies, comm_bytes});
       break;
   }
 }

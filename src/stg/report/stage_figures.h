@@ -20,6 +20,10 @@ namespace stg::report {
 // any other axis "other".
 std::string reported_axis(const mesh::Mesh& mesh, int axis);
 
+// The name a send or recv's traffic is reported under: "pp" between
+// stages, "<axis> p2p" along a mesh axis (ring attention's "cp p2p").
+std::string p2p_axis(const mesh::Mesh& mesh, const mesh::Peer& peer);
+
 // What each rank of a stage does in one step.
 RankStep stage_step(const StageGraph& stage, const mesh::Mesh& mesh);
 RankStep stage_step(const lower::FlatStage& stage, const mesh::Mesh& mesh);

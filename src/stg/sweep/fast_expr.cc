@@ -13,7 +13,7 @@ int Symbols::index(const std::string& name) {
   return i;
 }
 
-FastExpr::FastExpr(const expr::Expr& e, Symbols& symbols) : source_(e) {
+FastExpr::FastExpr(const expr::Expr& e, Symbols& symbols) {
   for (const auto& [monomial, coeff] : e.terms()) {
     Term t;
     t.num = coeff.num();
@@ -21,10 +21,6 @@ FastExpr::FastExpr(const expr::Expr& e, Symbols& symbols) : source_(e) {
     for (const auto& [name, exponent] : monomial)
       t.factors.push_back({symbols.index(name), exponent});
     terms_.push_back(std::move(t));
-  }
-  for (const auto& [name, i] : symbols.names()) {
-    if (static_cast<int>(names_.size()) <= i) names_.resize(i + 1);
-    names_[i] = name;
   }
 }
 
@@ -60,7 +56,7 @@ Wide gcd(Wide a, Wide b) {
 
 }  // namespace
 
-bool FastExpr::whole(const std::vector<int64_t>& v) const {
+std::optional<bool> FastExpr::whole(const std::vector<int64_t>& v) const {
   // Sum p/q exactly in 128 bits; on overflow, the exact engine decides.
   Wide p = 0, q = 1;
   bool overflow = false;
@@ -84,10 +80,15 @@ bool FastExpr::whole(const std::vector<int64_t>& v) const {
     }
   }
   if (!overflow) return p >= 0 && p % q == 0;
+  return std::nullopt;
+}
+
+bool exact_whole(const expr::Expr& e, const Symbols& symbols, const std::vector<int64_t>& v) {
   std::map<std::string, int64_t> named;
-  for (size_t i = 0; i < names_.size() && i < v.size(); ++i) named[names_[i]] = v[i];
+  for (const auto& [name, i] : symbols.names())
+    if (i < static_cast<int>(v.size())) named[name] = v[i];
   try {
-    const expr::Rational r = source_.evaluate(named);
+    const expr::Rational r = e.evaluate(named);
     return r.is_integer() && r.num() >= 0;
   } catch (const expr::ExprError&) {
     return false;  // too large to evaluate: lowering would refuse it too

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,8 +33,9 @@ class FastExpr {
   // Approximate value (figures for tables).
   double value(const std::vector<int64_t>& values) const;
   // Whether the value is a whole number >= 0, exactly (a shape that
-  // lowering would refuse is not).
-  bool whole(const std::vector<int64_t>& values) const;
+  // lowering would refuse is not); nothing when 128 bits cannot tell
+  // (exact_whole can).
+  std::optional<bool> whole(const std::vector<int64_t>& values) const;
   bool empty() const { return terms_.empty(); }
 
  private:
@@ -42,8 +44,11 @@ class FastExpr {
     std::vector<std::pair<int, int>> factors;  // (symbol index, exponent)
   };
   std::vector<Term> terms_;
-  expr::Expr source_;               // for the exact fallback
-  std::vector<std::string> names_;  // by index, for the fallback
 };
+
+// Whether `e` at `values` (by symbol index) is a whole number >= 0, with
+// exact arithmetic; false when it is too large to evaluate (lowering would
+// refuse it too).
+bool exact_whole(const expr::Expr& e, const Symbols& symbols, const std::vector<int64_t>& values);
 
 }  // namespace stg::sweep

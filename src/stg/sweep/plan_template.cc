@@ -5,6 +5,7 @@
 
 #include "stg/frameworks/framework.h"
 #include "stg/generate.h"
+#include "stg/lower/op_cost.h"
 #include "stg/models/registry.h"
 #include "stg/passes/pipeline.h"
 #include "stg/report/stage_figures.h"
@@ -46,14 +47,6 @@ void add(PartSums::FlowSums& f, bool per_micro_batch, const expr::Expr& bytes, i
     ++f.kind_ops_once[kind];
     f.kind_once[kind] = f.kind_once[kind] + bytes;
   }
-}
-
-expr::Expr times(const expr::Expr& e, double factor) {
-  const auto whole = static_cast<int64_t>(factor);
-  if (static_cast<double>(whole) != factor)
-    throw UsageError("stg plans: a memory factor that is not whole (" + std::to_string(factor) +
-                     " bytes per element)");
-  return e * expr::Expr::constant(whole);
 }
 
 }  // namespace
@@ -100,52 +93,70 @@ struct PartOf {
   }
 };
 
+// Every size and count lowering evaluates, for the check that a plan's
+// are whole; each once (replicated blocks and micro-batches share their
+// dims' and counts' expressions, so they are told apart by identity before
+// any product is built).
+class Checks {
+ public:
+  void add(const graph::Shape& shape) {
+    std::vector<const void*> key;
+    key.reserve(shape.size());
+    for (const expr::Expr& dim : shape) key.push_back(dim.identity());
+    if (shapes_.insert(std::move(key)).second) add_new(expr::product(shape));
+  }
+  // `factor` times `count`, an expression of the graph.
+  void add(const expr::Expr& count, int64_t factor = 1) {
+    if (count.is_zero() || !counts_.insert({count.identity(), factor}).second) return;
+    add_new(factor == 1 ? count : count * expr::Expr::constant(factor));
+  }
+  const std::set<expr::Expr>& all() const { return all_; }
+
+ private:
+  void add_new(const expr::Expr& e) {
+    if (!e.is_zero()) all_.insert(e);
+  }
+  std::set<std::vector<const void*>> shapes_;
+  std::set<std::pair<const void*, int64_t>> counts_;
+  std::set<expr::Expr> all_;
+};
+
 struct Sums {
   std::vector<PartSums> parts;
   PartSums::FlowSums forward, backward;  // the stage boundary's sends
-  std::set<expr::Expr> checks;           // every size and count lowering evaluates
+  Checks checks;
 };
 
-// Work and traffic of every op, summed by part as lowering sizes them.
+// Work and traffic of every op, summed by part: lowering's rules
+// (lower/op_cost.h) as expressions, under the step figures' axis names
+// (report/stage_figures.h).
 Sums sum_work_and_traffic(const graph::Graph& g, const mesh::Mesh& mesh,
                           const lower::LowerOptions& lo, const PartOf& part_of) {
-  // A tensor's bytes as lowering sizes it (lower_stage.cc, bytes_of).
-  auto bytes = [&](int t, const graph::Shape& shape, int override_bytes) {
-    const int own = !lo.tensor_element_bytes ? 0
-                    : override_bytes > 0     ? override_bytes
-                                             : g[t].element_bytes;
-    return expr::product(shape) *
-           expr::Expr::constant(own > 0 ? static_cast<int64_t>(own) : lo.bytes_per_element);
-  };
   Sums sums;
   sums.parts.resize(part_of.blocks + 2);
   for (int i = 0; i < static_cast<int>(g.size()); ++i) {
     const graph::Tensor& x = g[i];
     const graph::OpResult& r = g.result(i);
-    sums.checks.insert(expr::product(r.y_shape));
-    if (x.x1_shape) sums.checks.insert(expr::product(*x.x1_shape));
-    if (x.x2_shape) sums.checks.insert(expr::product(*x.x2_shape));
+    sums.checks.add(r.y_shape);
+    if (x.x1_shape) sums.checks.add(*x.x1_shape);
+    if (x.x2_shape) sums.checks.add(*x.x2_shape);
     PartSums& s = sums.parts[part_of(i)];
     const bool repeated = x.micro_batch == 0;  // lower::FlatStage's copies
-    if (x.op == Op::kCollective) {
-      add(s.axes[report::reported_axis(mesh, x.comm.axis)][0], repeated,
-          bytes(graph::carried(g, i), *x.x1_shape, x.element_bytes), static_cast<int>(x.comm.type));
-    } else if (x.op == Op::kSend || x.op == Op::kRecv) {
+    if (graph::is_comm(x.op)) {
+      const expr::Expr bytes = lower::comm_bytes_expr(lower::comm_data(g, i, lo));
       const bool send = x.op == Op::kSend;
-      const expr::Expr b = bytes(graph::carried(g, i), *x.x1_shape, 0);
-      if (x.comm.peer.kind == mesh::Peer::Kind::kStage) {
-        if (send) add(x.stage == 0 ? sums.forward : sums.backward, repeated, b);
-      } else {
-        add(s.axes[report::reported_axis(mesh, x.comm.peer.axis) + " p2p"][send ? 0 : 1], repeated,
-            b);
-      }
+      if (x.op == Op::kCollective)
+        add(s.axes[report::reported_axis(mesh, x.comm.axis)][0], repeated, bytes,
+            static_cast<int>(x.comm.type));
+      else if (x.comm.peer.kind != mesh::Peer::Kind::kStage)
+        add(s.axes[report::p2p_axis(mesh, x.comm.peer)][send ? 0 : 1], repeated, bytes);
+      else if (send)
+        add(x.stage == 0 ? sums.forward : sums.backward, repeated, bytes);
     } else {
-      expr::Expr work = r.num_ops;
-      if (x.op == Op::kEinsum && !r.y_hidden.empty())
-        work = work * expr::Expr::constant(lo.flops_per_mac);
-      if (lo.kernel_flops && !x.flops.is_zero()) work = x.flops;
-      if (!r.num_ops.is_zero()) sums.checks.insert(r.num_ops);
-      if (!work.is_zero()) sums.checks.insert(work);
+      const lower::OpWork w = lower::op_work(g, i, lo);
+      sums.checks.add(r.num_ops);
+      sums.checks.add(*w.count, w.factor);
+      const expr::Expr work = lower::work_expr(w);
       if (repeated)
         s.flops_per_micro_batch = s.flops_per_micro_batch + work;
       else
@@ -155,35 +166,38 @@ Sums sum_work_and_traffic(const graph::Graph& g, const mesh::Mesh& mesh,
   return sums;
 }
 
-// Memory: the framework's terms, each at its part; an activation buffer by
-// the parts that read it (its own, the next, or both).
+// Memory: the framework's terms (report/memory.h's term_bytes), each at its
+// part; an activation buffer by the parts that read it (its own, the next,
+// or both).
 void sum_memory(const graph::Graph& g, const frameworks::MemoryModel& memory,
                 const std::string& dp_symbol, const PartOf& part_of, std::vector<PartSums>& sums) {
+  const expr::Expr dp = dp_symbol.empty() ? expr::Expr::constant(1) : expr::Expr::symbol(dp_symbol);
+  auto bytes = [&](const report::MemoryTerm& t) {
+    return report::term_bytes(t, expr::product(g.result(t.tensor).y_shape), dp);
+  };
   std::map<int, std::set<int>> readers;  // activation buffer -> parts reading it
-  std::map<int, double> act_factor;
+  std::map<int, const report::MemoryTerm*> act_term;
   for (const report::MemoryTerm& t : memory.terms) {
-    expr::Expr b = times(expr::product(g.result(t.tensor).y_shape), t.factor);
-    if (t.over_dp) b = b / expr::Expr::symbol(dp_symbol);
     PartSums& s = sums[t.place];
     switch (t.part) {
       case Part::kParams:
-        s.params = s.params + b;
+        s.params = s.params + bytes(t);
         break;
       case Part::kGrads:
-        s.grads = s.grads + b;
+        s.grads = s.grads + bytes(t);
         break;
       case Part::kOptimizer:
-        s.optimizer = s.optimizer + b;
+        s.optimizer = s.optimizer + bytes(t);
         break;
       case Part::kActivations:
         readers[t.tensor].insert(t.place);
-        act_factor[t.tensor] = t.factor;
+        act_term[t.tensor] = &t;
         break;
     }
   }
   for (const auto& [buffer, parts] : readers) {
     const int p = part_of(buffer);
-    const expr::Expr b = times(expr::product(g.result(buffer).y_shape), act_factor[buffer]);
+    const expr::Expr b = bytes(*act_term[buffer]);
     PartSums& s = sums[p];
     if (parts == std::set<int>{p})
       s.kept_here = s.kept_here + b;
@@ -200,7 +214,7 @@ void sum_memory(const graph::Graph& g, const frameworks::MemoryModel& memory,
 struct Compiled {
   std::vector<PartFigures> parts;
   Flow forward, backward;
-  std::vector<FastExpr> checks;
+  std::vector<FastExpr> checks;  // sums.checks.all()'s, in their order
 };
 
 // The sums compiled, with a plan's values by symbol index.
@@ -237,7 +251,7 @@ Compiled compile_sums(const Sums& sums, Symbols& symbols) {
   }
   c.forward = compile_flow(sums.forward);
   c.backward = compile_flow(sums.backward);
-  for (const expr::Expr& e : sums.checks) c.checks.push_back(compile(e));
+  for (const expr::Expr& e : sums.checks.all()) c.checks.push_back(compile(e));
   return c;
 }
 
@@ -278,7 +292,8 @@ PlanTemplate::PlanTemplate(const Options& base, const TemplateKey& key, int bloc
   parts_ = std::move(c.parts);
   forward_link_ = c.forward;
   backward_link_ = c.backward;
-  checks_ = std::move(c.checks);
+  auto exact = sums.checks.all().begin();
+  for (FastExpr& check : c.checks) checks_.push_back({std::move(check), *exact++});
   base_values_ = symbol_values(symbols_, w.values);
   auto index_of = [&](const std::string& name) {
     const auto it = symbols_.names().find(name);
@@ -301,8 +316,10 @@ std::vector<int64_t> PlanTemplate::values(int64_t dp, int64_t pp, int64_t micro_
 }
 
 bool PlanTemplate::whole(const std::vector<int64_t>& values) const {
-  for (const FastExpr& c : checks_)
-    if (!c.whole(values)) return false;
+  for (const Check& c : checks_) {
+    const std::optional<bool> whole = c.fast.whole(values);
+    if (!(whole ? *whole : exact_whole(c.exact, symbols_, values))) return false;
+  }
   return true;
 }
 

@@ -5,9 +5,14 @@
 // kept as expressions of the other degrees and the micro-batch, so that
 // every plan of that shape is evaluated without building its graph.
 //
-// The figures mirror what lowering and the memory reports compute from a
-// run's graph (lower/lower_stage.cc, report/memory.cc, the framework's
-// memory model); tests/plans_test.cc checks them against stg::plan().
+// The figures come from the rules that lowering and the reports use on a
+// run's graph, called here on expressions instead of values: an op's FLOPs
+// and the bytes it moves from lower/op_cost.h, the axis a transfer is
+// reported under from report/stage_figures.h, memory from the framework's
+// memory terms and report/memory.h's term_bytes. What the template adds is
+// only the bookkeeping: which part of the model an op belongs to, and
+// whether it repeats per micro-batch. tests/plans_test.cc checks the sums
+// against stg::plan().
 #pragma once
 
 #include <array>
@@ -100,7 +105,12 @@ class PlanTemplate {
   int dp_ = -1, pp_ = -1, micro_batch_ = -1, batch_ = -1;  // symbol indices
   std::vector<PartFigures> parts_;
   Flow forward_link_, backward_link_;
-  std::vector<FastExpr> checks_;
+  // A size or count to check whole: fast, and exact when 128 bits overflow.
+  struct Check {
+    FastExpr fast;
+    expr::Expr exact;
+  };
+  std::vector<Check> checks_;
   std::optional<report::ActivationMemoryOptions> formula_;
   mesh::Mesh mesh_;
   expr::Values named_;

@@ -15,6 +15,7 @@
 #include "stg/report/step_figures.h"
 #include "stg/sweep/machine.h"
 #include "stg/sweep/plan_template.h"
+#include "stg/sweep/stage_sums.h"
 #include "stg/util/parallel.h"
 
 namespace stg::sweep {
@@ -95,59 +96,24 @@ struct Candidate {
   std::vector<int> virtual_stages;
 };
 
-double value(const FastExpr& e, const std::vector<int64_t>& v) {
-  return e.empty() ? 0 : e.value(v);
-}
-
-double flow_bytes(const Flow& f, const std::vector<int64_t>& v, int micro_batches) {
-  return value(f.bytes_per_micro_batch, v) * micro_batches + value(f.bytes_once, v);
-}
-
-// What a rank moves on one axis in a step, for the step time: collectives
-// by kind, and sends.
-struct Traffic {
-  std::array<double, kCollectiveKinds> bytes{}, ops{};
-  double sent_bytes = 0, sends = 0;
-  void add(const Traffic& o) {
-    for (int k = 0; k < kCollectiveKinds; ++k) bytes[k] += o.bytes[k], ops[k] += o.ops[k];
-    sent_bytes += o.sent_bytes;
-    sends += o.sends;
-  }
+// Where a plan's ranks lie, as --astra_sim's network places them
+// (emit/network_shape.h, Megatron-LM's placement): how many ranks of each
+// row one scale-up domain holds, and the network's dimensions.
+struct RankPlacement {
+  mesh::Degrees in_domain;  // by row
+  emit::NetworkShape network;
 };
 
-Traffic flow_traffic(const Flow& f, const std::vector<int64_t>& v, int micro_batches) {
-  Traffic t;
-  bool collective = false;
-  for (int k = 0; k < kCollectiveKinds; ++k) {
-    t.ops[k] =
-        static_cast<double>(f.kind_ops_per_micro_batch[k] * micro_batches + f.kind_ops_once[k]);
-    if (t.ops[k] == 0) continue;
-    collective = true;
-    t.bytes[k] =
-        value(f.kind_bytes_per_micro_batch[k], v) * micro_batches + value(f.kind_bytes_once[k], v);
-  }
-  if (!collective) {
-    t.sent_bytes = flow_bytes(f, v, micro_batches);
-    t.sends = static_cast<double>(f.ops_per_micro_batch * micro_batches + f.ops_once);
-  }
-  return t;
+RankPlacement place_ranks(const mesh::Degrees& degree, int64_t scale_up_gpus) {
+  std::vector<emit::PlacedAxis> axes;
+  for (int r : mesh::rank_order()) axes.push_back({degree.row(r), mesh::kAxes[r].node_place});
+  const std::vector<int64_t> inside = emit::ranks_in_domain(axes, scale_up_gpus);
+  RankPlacement p;
+  size_t i = 0;
+  for (int r : mesh::rank_order()) p.in_domain.row(r) = inside[i++];
+  p.network = emit::default_network_shape(axes, scale_up_gpus);
+  return p;
 }
-
-// A part's figures at one plan's values; `sent` and `traffic` by axis index.
-struct PartValues {
-  double flops = 0, params = 0, grads = 0, optimizer = 0;
-  double kept_here = 0, kept_next = 0, kept_both = 0;
-  std::vector<double> sent;
-  std::vector<Traffic> traffic;
-};
-
-// Per stage of one plan.
-struct StageSums {
-  double flops = 0, params = 0, grads = 0, optimizer = 0, kept = 0;
-  std::vector<double> sent;      // by axis index
-  std::vector<Traffic> traffic;  // by axis index
-  std::vector<int> blocks;       // real blocks on the stage
-};
 
 // How an axis name's traffic is charged (plan_time.h): the members of one of
 // its groups, whether each group lies inside one scale-up domain, whether
@@ -155,7 +121,7 @@ struct StageSums {
 // rows ("dp x cp", "cp p2p", "pp"). A name of no row (Megatron-LM's
 // tied-embedding group of the first and last stage) is two ranks apart.
 AxisLoad axis_shape(const std::string& name, const mesh::Degrees& degree, int64_t gpus,
-                    int64_t scale_up_gpus) {
+                    const RankPlacement& placed) {
   std::vector<int> rows;
   for (size_t start = 0; start < name.size();) {
     const size_t end = std::min(name.find(' ', start), name.size());
@@ -168,25 +134,21 @@ AxisLoad axis_shape(const std::string& name, const mesh::Degrees& degree, int64_
     a.members = 2;
     return a;
   }
-  // Megatron-LM's placement (emit/network_shape.h): a node is filled with
-  // the axes in node order, so a group lies in one node when the axes up
-  // to its last one multiply to at most a node's GPUs.
+  // A group lies in one domain when the domain holds every axis up to the
+  // group's last one in node order whole.
   int last = 0;
   for (int r : rows) {
     a.members *= degree.row(r);
     last = std::max(last, mesh::kAxes[r].node_place);
   }
-  int64_t span = 1;
+  a.scale_up = true;
   for (int r = 0; r < mesh::kNumAxes; ++r)
-    if (mesh::kAxes[r].node_place <= last) span *= degree.row(r);
-  a.scale_up = span <= scale_up_gpus;
+    if (mesh::kAxes[r].node_place <= last && placed.in_domain.row(r) != degree.row(r))
+      a.scale_up = false;
   if (a.members == gpus && gpus > 1) {
     // Every rank: the network's dimensions, as --astra_sim writes them.
-    std::vector<emit::PlacedAxis> axes;
-    for (int r : mesh::rank_order()) axes.push_back({degree.row(r), mesh::kAxes[r].node_place});
-    const emit::NetworkShape shape = emit::default_network_shape(axes, scale_up_gpus);
-    a.world_dims = shape.dims;
-    a.world_scale_up = shape.in_node;
+    a.world_dims = placed.network.dims;
+    a.world_scale_up = placed.network.in_node;
   }
   a.overlaps_backward = rows[0] == kDataRow && !report::point_to_point(name);
   return a;
@@ -208,50 +170,28 @@ class Evaluator {
     if (!t.whole(v)) return {};
     // Axis names, the stage boundaries' first.
     std::vector<std::string> axes = {mesh::kAxes[kStageRow].label};
-    auto axis_index = [&](const std::string& name) {
-      const auto it = std::find(axes.begin(), axes.end(), name);
-      if (it != axes.end()) return static_cast<int>(it - axes.begin());
-      axes.push_back(name);
-      return static_cast<int>(axes.size()) - 1;
-    };
     std::vector<PartValues> parts;
-    for (const PartFigures& f : t.parts()) {
-      PartValues p;
-      p.flops = value(f.flops_per_micro_batch, v) * micro_batches + value(f.flops_once, v);
-      p.params = value(f.params, v);
-      p.grads = value(f.grads, v);
-      p.optimizer = value(f.optimizer, v);
-      p.kept_here = value(f.kept_here, v);
-      p.kept_next = value(f.kept_next, v);
-      p.kept_both = value(f.kept_both, v);
-      for (const auto& [axis, flows] : f.axes) {
-        const int i = axis_index(axis);
-        if (static_cast<int>(p.sent.size()) <= i) p.sent.resize(i + 1, 0);
-        if (static_cast<int>(p.traffic.size()) <= i) p.traffic.resize(i + 1);
-        p.sent[i] += flow_bytes(flows[0], v, micro_batches);
-        p.traffic[i].add(flow_traffic(flows[0], v, micro_batches));
-      }
-      parts.push_back(std::move(p));
-    }
-    const Links links{flow_bytes(t.forward_link(), v, micro_batches),
-                      flow_bytes(t.backward_link(), v, micro_batches),
-                      flow_traffic(t.forward_link(), v, micro_batches),
-                      flow_traffic(t.backward_link(), v, micro_batches)};
+    for (const PartFigures& f : t.parts()) parts.push_back(part_values(f, v, micro_batches, axes));
+    Fields forward, backward;  // a stage boundary's sends, on the "pp" axis (0)
+    put_flow(forward, 0, t.forward_link(), v, micro_batches);
+    put_flow(backward, 0, t.backward_link(), v, micro_batches);
     const Formula formula = formula_bytes(t, c);
+    const RankPlacement placed = place_ranks(c.degree, network_.scale_up_gpus);
     std::vector<AxisLoad> shapes;
-    for (const std::string& axis : axes)
-      shapes.push_back(axis_shape(axis, c.degree, gpus, network_.scale_up_gpus));
+    for (const std::string& axis : axes) shapes.push_back(axis_shape(axis, c.degree, gpus, placed));
 
     std::vector<PlanRow> rows;
     const int pp = static_cast<int>(c.pp);
+    StageSums stages(pp, static_cast<int>(axes.size()));
+    std::vector<StageLoad> loads(pp, StageLoad{0, shapes});
     for (const int chunks : c.virtual_stages) {
       const lower::Schedule schedule = lower::Schedule::named(chunks > 1 ? "interleaved" : "1f1b");
       if (!lower::schedule_requirement(schedule, pp, micro_batches).empty()) continue;
       if (schedule->needs_whole_groups() && micro_batches % pp != 0) continue;
-      std::vector<StageSums> stages = stage_sums(parts, axes.size(), pp, chunks, links);
-      activations(t, formula, pp, chunks, micro_batches, schedule, stages);
+      stages.add_up(parts, template_part_, chunks, forward, backward);
+      activations(formula, chunks, micro_batches, schedule, stages);
       rows.push_back(row(c, chunks, micro_batches, axes, stages));
-      rows.back().time = time_of(stages, shapes, {c.pp, micro_batches, chunks});
+      rows.back().time = time_of(stages, loads, {c.pp, micro_batches, chunks});
     }
     return rows;
   }
@@ -277,80 +217,56 @@ class Evaluator {
     return f;
   }
 
-  // Each part on its stage: blocks in contiguous runs of pp x chunks
-  // virtual stages (passes/pipeline.h), the ends with the first and last
-  // block or, with more stages than blocks, on stages of their own; a stage
-  // boundary's sends on both sides.
-  struct Links {
-    double forward, backward;                   // bytes
-    Traffic forward_traffic, backward_traffic;  // for the step time
-  };
-  std::vector<StageSums> stage_sums(const std::vector<PartValues>& parts, size_t axes, int pp,
-                                    int chunks, const Links& links) const {
-    const int virtual_stages = pp * chunks;
-    const int last = blocks_ + 1;
-    // Placed as passes::assign_stages places them by count.
-    std::vector<int> stage_of(blocks_ + 2);
-    for (int u = 0; u <= last; ++u)
-      stage_of[u] = passes::virtual_stage_of_part(u, blocks_, virtual_stages) % pp;
-    std::vector<StageSums> stages(pp);
-    for (StageSums& s : stages) {
-      s.sent.assign(axes, 0);
-      s.traffic.assign(axes, Traffic{});
+  // A part's figures at a plan's values; a new axis name gets the next
+  // index in `axes`.
+  static PartValues part_values(const PartFigures& f, const std::vector<int64_t>& v,
+                                int micro_batches, std::vector<std::string>& axes) {
+    PartValues p;
+    p.fields.put(kFlops,
+                 value(f.flops_per_micro_batch, v) * micro_batches + value(f.flops_once, v));
+    p.fields.put(kParams, value(f.params, v));
+    p.fields.put(kGrads, value(f.grads, v));
+    p.fields.put(kOptimizer, value(f.optimizer, v));
+    p.fields.put(kKept, value(f.kept_here, v));
+    const double kept_next = value(f.kept_next, v);
+    p.kept_both = value(f.kept_both, v);
+    p.kept_next_and_both = kept_next + p.kept_both;
+    for (const auto& [axis, flows] : f.axes) {
+      auto it = std::find(axes.begin(), axes.end(), axis);
+      if (it == axes.end()) it = axes.insert(axes.end(), axis);
+      put_flow(p.fields, static_cast<int>(it - axes.begin()), flows[0], v, micro_batches);
     }
-    for (int u = 0; u <= last; ++u) {
-      const int p = u == 0 ? 0 : u == last ? map_.template_blocks + 1 : map_.of_block[u - 1] + 1;
-      StageSums& s = stages[stage_of[u]];
-      const PartValues& pv = parts[p];
-      s.flops += pv.flops;
-      s.params += pv.params;
-      s.grads += pv.grads;
-      s.optimizer += pv.optimizer;
-      s.kept += pv.kept_here;
-      if (u < last) {
-        // Read by the next part too: held where each reader is.
-        stages[stage_of[u + 1]].kept += pv.kept_next + pv.kept_both;
-        if (stage_of[u + 1] != stage_of[u]) s.kept += pv.kept_both;
-      }
-      if (u > 0 && u < last) s.blocks.push_back(u - 1);
-      for (size_t i = 0; i < pv.sent.size(); ++i) s.sent[i] += pv.sent[i];
-      for (size_t i = 0; i < pv.traffic.size(); ++i) s.traffic[i].add(pv.traffic[i]);
-    }
-    for (int b = 0; b + 1 < virtual_stages; ++b) {
-      stages[b % pp].sent[0] += links.forward;
-      stages[(b + 1) % pp].sent[0] += links.backward;
-      stages[b % pp].traffic[0].add(links.forward_traffic);
-      stages[(b + 1) % pp].traffic[0].add(links.backward_traffic);
-    }
-    return stages;
+    return p;
   }
 
-  // The stages' activations (in `kept`): the buffers of one micro-batch
+  // The stages' activations (in kKept): the buffers of one micro-batch
   // times those in flight, or the framework's formula.
-  void activations(const PlanTemplate& t, const Formula& f, int pp, int chunks, int micro_batches,
-                   lower::Schedule schedule, std::vector<StageSums>& stages) const {
-    (void)t;
+  void activations(const Formula& f, int chunks, int micro_batches, lower::Schedule schedule,
+                   StageSums& stages) const {
+    const int pp = stages.stages();
+    std::vector<double> held(pp, 0);
+    if (f.used)
+      for (int b = 0; b < blocks_; ++b)
+        held[stages.stage_of()[b + 1]] += f.block_bytes[map_.of_block[b]];
     for (int s = 0; s < pp; ++s) {
-      StageSums& st = stages[s];
+      double& kept = stages.stage(s)[kKept];
       const double in_flight = lower::activations_in_flight(schedule, s, pp, micro_batches, chunks);
       if (!f.used) {
-        st.kept *= in_flight;
+        kept *= in_flight;
         continue;
       }
-      double held = 0;
-      for (int b : st.blocks) held += f.block_bytes[map_.of_block[b]];
       // The multi-token prediction modules (the formula's blocks after the
       // template's) are blocks of the last stage.
       if (s == pp - 1)
         for (size_t b = static_cast<size_t>(map_.template_blocks); b < f.block_bytes.size(); ++b)
-          held += f.block_bytes[b];
+          held[s] += f.block_bytes[b];
       const double end = (s == pp - 1 ? f.ends.last_inputs : 0) + (s == 0 ? f.ends.first_mask : 0);
-      st.kept = (held + end) * in_flight + (s == pp - 1 ? f.ends.logits : 0) * in_flight;
+      kept = (held[s] + end) * in_flight + (s == pp - 1 ? f.ends.logits : 0) * in_flight;
     }
   }
 
   PlanRow row(const Candidate& c, int chunks, int micro_batches,
-              const std::vector<std::string>& axes, const std::vector<StageSums>& stages) const {
+              const std::vector<std::string>& axes, const StageSums& stages) const {
     PlanRow row;
     row.degree = c.degree;
     row.virtual_stages = chunks;
@@ -360,45 +276,57 @@ class Evaluator {
     row.schedule = chunks > 1 ? "interleaved" : "1f1b";
     row.bubble = bubble_fraction(static_cast<int>(c.pp), micro_batches, chunks);
     std::vector<double> sent(axes.size(), 0);
-    for (size_t s = 0; s < stages.size(); ++s) {
-      const StageSums& st = stages[s];
-      const double total = st.params + st.grads + st.optimizer + st.kept;
+    for (int s = 0; s < stages.stages(); ++s) {
+      const double* st = stages.stage(s);
+      const double total = st[kParams] + st[kGrads] + st[kOptimizer] + st[kKept];
       if (s == 0 || total > row.memory) {
         row.memory = total;
-        row.params = st.params;
-        row.grads = st.grads;
-        row.optimizer = st.optimizer;
-        row.activations = st.kept;
+        row.params = st[kParams];
+        row.grads = st[kGrads];
+        row.optimizer = st[kOptimizer];
+        row.activations = st[kKept];
       }
-      row.flops = std::max(row.flops, st.flops);
-      for (size_t i = 0; i < axes.size(); ++i) sent[i] = std::max(sent[i], st.sent[i]);
+      row.flops = std::max(row.flops, st[kFlops]);
+      for (size_t i = 0; i < axes.size(); ++i)
+        sent[i] = std::max(sent[i], st[axis_field(static_cast<int>(i), kSent)]);
     }
     for (size_t i = 0; i < axes.size(); ++i)
       if (sent[i] > 0) row.bytes[axes[i]] = sent[i];
     return row;
   }
 
-  // The step time (plan_time.h) from each stage's work and traffic.
-  StepTime time_of(const std::vector<StageSums>& stages, const std::vector<AxisLoad>& shapes,
+  // The step time (plan_time.h) from each stage's work and traffic; `loads`
+  // holds the axes' shapes.
+  StepTime time_of(const StageSums& stages, std::vector<StageLoad>& loads,
                    const PlanShape& shape) const {
-    std::vector<StageLoad> loads;
-    for (const StageSums& s : stages) {
-      StageLoad load{s.flops, {}};
-      for (size_t i = 0; i < shapes.size(); ++i) {
-        AxisLoad a = shapes[i];
-        a.bytes = s.traffic[i].bytes;
-        a.collectives = s.traffic[i].ops;
-        a.sent_bytes = s.traffic[i].sent_bytes;
-        a.sends = s.traffic[i].sends;
-        load.axes.push_back(a);
+    for (int s = 0; s < stages.stages(); ++s) {
+      const double* st = stages.stage(s);
+      loads[s].flops = st[kFlops];
+      for (size_t i = 0; i < loads[s].axes.size(); ++i) {
+        AxisLoad& a = loads[s].axes[i];
+        const double* f = st + axis_field(static_cast<int>(i), 0);
+        for (int k = 0; k < kCollectiveKinds; ++k) {
+          a.bytes[k] = f[kKindBytes + k];
+          a.collectives[k] = f[kKindOps + k];
+        }
+        a.sent_bytes = f[kSentBytes];
+        a.sends = f[kSends];
       }
-      loads.push_back(std::move(load));
     }
     return step_time(loads, shape, compute_, network_);
   }
 
+  // The template's part of each real part (0 the first, 1 + b block b, the last).
+  std::vector<int> template_parts() const {
+    std::vector<int> p = {0};
+    for (int b = 0; b < blocks_; ++b) p.push_back(map_.of_block[b] + 1);
+    p.push_back(map_.template_blocks + 1);
+    return p;
+  }
+
   const BlockMap& map_;
   int blocks_;
+  std::vector<int> template_part_ = template_parts();
   int64_t batch_;
   ComputeFigures compute_;
   NetworkFigures network_;
