@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "stg/report/step_figures.h"
+#include "text_columns.h"
 
 namespace cli {
 
@@ -18,10 +19,6 @@ std::string fixed(double v) {
   const int decimals = v < 10 ? 3 : v < 1000 ? 2 : 0;
   std::snprintf(text, sizeof text, "%.*f", decimals, v);
   return text;
-}
-
-std::string padded(const std::string& s, size_t width) {
-  return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
 }
 
 }  // namespace

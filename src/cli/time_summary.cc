@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "stg/report/step_figures.h"
+#include "text_columns.h"
 
 namespace cli {
 namespace {
@@ -13,10 +14,6 @@ std::string ms(double ns) {
   char text[32];
   std::snprintf(text, sizeof text, "%.2f", ns / 1e6);
   return text;
-}
-
-std::string padded(const std::string& s, size_t width) {
-  return s.size() >= width ? s : std::string(width - s.size(), ' ') + s;
 }
 
 // The axes with exposed time on some stage: the step figures' order, then

@@ -3,13 +3,18 @@
 #include <algorithm>
 #include <tuple>
 
+#include "stg/mesh/axes.h"
 #include "stg/tools/group_axes.h"
 
 namespace stg::tools {
 namespace {
 
+// A mesh axis within a stage (mesh/axes.h), whose groups a point-to-point
+// ring runs along.
 bool is_spatial(const std::string& axis) {
-  return axis == "dp" || axis == "tp" || axis == "cp" || axis == "ep";
+  for (const char* label : mesh::mesh_labels())
+    if (axis == label) return true;
+  return false;
 }
 
 // What holds the rank at a moment, in the order that wins: compute, the
