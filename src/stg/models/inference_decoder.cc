@@ -205,7 +205,7 @@ std::vector<std::vector<int>> receive_caches(Graph& g, const DecoderConfig& c, c
   std::vector<std::vector<int>> cache_in(c.spec.blocks.size());
   for (size_t b = 0; b < c.spec.blocks.size(); ++b) {
     const std::string name =
-        decoder_block_prefix(static_cast<int>(b)) + mixer_tensor(kStateWritePort);
+        decoder_block_prefix(static_cast<int>(b)) + mixer_tensor(c.spec.blocks[b], kStateWritePort);
     for (int i = 0; i < d.prefills; ++i) {
       const int units = shared_units(i, d.j, d.prefills, d.decodes);
       if (units == 0) continue;
@@ -228,8 +228,8 @@ std::vector<std::vector<int>> receive_caches(Graph& g, const DecoderConfig& c, c
 
 // The decode steps, the first after `token`, each block's attention after
 // the caches it received (`cache_in`).
-void append_decode_steps(Graph& g, const ServingPlan& plan, const DecodePool& d,
-                         const Graph& decode, int token,
+void append_decode_steps(Graph& g, const DecoderSpec& spec, const ServingPlan& plan,
+                         const DecodePool& d, const Graph& decode, int token,
                          const std::vector<std::vector<int>>& cache_in) {
   const int embedded = decode.at("in_emb.y"), sampled = decode.at("token.y");
   const int steps = plan.steps_from_one ? 1 : plan.decode_steps;
@@ -254,7 +254,7 @@ void append_decode_steps(Graph& g, const ServingPlan& plan, const DecodePool& d,
     for (size_t b = 0; b < cache_in.size(); ++b)
       for (int in : cache_in[b])
         g.mutable_tensor(at[decode.at(decoder_block_prefix(static_cast<int>(b)) +
-                                      mixer_tensor(kStateReadPort))])
+                                      mixer_tensor(spec.blocks[b], kStateReadPort))])
             .extra_deps.push_back(in);
   }
 }
@@ -272,7 +272,7 @@ void append_decode_pool(Graph& g, const DecoderConfig& c, const ServingPlan& pla
     token = receive_first_tokens(g, d, prefilled);
     cache_in = receive_caches(g, c, d, prefill, prefilled);
   }
-  append_decode_steps(g, plan, d, decode, token, cache_in);
+  append_decode_steps(g, c.spec, plan, d, decode, token, cache_in);
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "stg/graph/graph.h"
+#include "stg/models/blocks/block_spec.h"
 #include "stg/models/parts/layout.h"
 #include "stg/models/parts/part_choices.h"
 
@@ -25,13 +26,15 @@ struct FfnPorts {
 void sum_gradients(graph::Graph& g, const std::string& target, const std::string& a,
                    const std::string& b);
 
-// The name within the block of its mixer's tensor `name` (the frame appends
-// the mixer under a slot of its own).
-std::string mixer_tensor(const std::string& name);
+// The name within a block of `spec`'s mixer tensor `name`: the frame
+// appends the mixer under its row's slot (MixerRow::slot).
+std::string mixer_tensor(const BlockSpec& spec, const std::string& name);
 
-// `ffn` null: a block of its mixer alone (a Mamba block of Nemotron-H),
-// whose one residual is the block's output (ffn_res, as in every block).
-graph::Graph frame_block(const Layout& l, const graph::Graph& mixer, const graph::Graph* ffn,
-                         const FfnPorts& ports, const PartChoices& choices);
+// The block `spec` around its built `mixer` and `ffn`. `ffn` null: a block of
+// its mixer alone (a Mamba block of Nemotron-H), whose one residual is the
+// block's output (ffn_res, as in every block).
+graph::Graph frame_block(const Layout& l, const BlockSpec& spec, const graph::Graph& mixer,
+                         const graph::Graph* ffn, const FfnPorts& ports,
+                         const PartChoices& choices);
 
 }  // namespace stg::models

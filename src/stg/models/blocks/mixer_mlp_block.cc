@@ -16,9 +16,9 @@ graph::Graph mixer_mlp_block(const BlockSpec& spec, const BlockContext& c) {
   const Layout l(c.tpsp || experts);
   const graph::Graph mixer = spec.mixer->build(l, spec, choices, c.cp, c.kv);
   FfnPorts ports;
-  if (!spec.mlp) return frame_block(l, mixer, nullptr, ports, choices);
+  if (!spec.mlp) return frame_block(l, spec, mixer, nullptr, ports, choices);
   const graph::Graph mlp = spec.mlp->build(l, spec.mlp_options, choices, c.experts_per_rank, ports);
-  return frame_block(l, mixer, &mlp, ports, choices);
+  return frame_block(l, spec, mixer, &mlp, ports, choices);
 }
 
 }  // namespace stg::models

@@ -307,6 +307,7 @@ Graph build(const Layout& l, const BlockSpec& spec, const PartChoices&, const Co
 
 const MixerRow kMamba2 = {
     "mamba2",
+    "mamba",
     {{kState,
       "Mamba-2 blocks: the SSM state size N per head (Granite 4.0-H, Nemotron-H: 128); each "
       "block's attention becomes a Mamba-2 mixer",

@@ -115,6 +115,7 @@ graph::Graph build(const Layout& l, const BlockSpec& spec, const PartChoices& ch
 
 const MixerRow kMha = {
     .name = "mha",
+    .slot = "mha",
     .flags = {{.flag = kKvHead,
                .help = "key/value heads (llama, moe)",
                .fallback = "refused / 8",

@@ -34,6 +34,10 @@ enum class ServingState { kNone, kKvCache, kLatentCache, kRecurrent };
 
 struct MixerRow {
   const char* name;
+  // The name a block's mixer is appended under in the frame (blocks/frame.h),
+  // and so in its tensors' and trace nodes' names: "mha" for the attention
+  // rows, the name the traces have always had.
+  const char* slot;
   std::vector<RowFlag> flags;
   // Puts the row's mixer on the blocks its flags choose (BlockSpec::mixer
   // and mixer_options), with the decoder's dimensions bound (`values`, by

@@ -114,6 +114,7 @@ graph::Graph build(const Layout& l, const BlockSpec&, const PartChoices& choices
 
 const MixerRow kMla = {
     .name = "mla",
+    .slot = "mha",
     .flags = flags(),
     .place = nullptr,  // the families' blocks
     .check = nullptr,

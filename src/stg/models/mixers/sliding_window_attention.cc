@@ -124,6 +124,7 @@ graph::Graph build(const Layout& l, const BlockSpec& spec, const PartChoices& ch
 
 const MixerRow kSlidingWindow = {
     "sliding_window",
+    "mha",  // the attention it wraps
     {{kWindow,
       "sliding-window attention: each query attends over the last W tokens, its own included "
       "(Mistral, Gemma; decoder models)",
