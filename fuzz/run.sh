@@ -33,37 +33,7 @@ shift || true
 targets=("$@")
 [[ ${#targets[@]} -gt 0 ]] || targets=(fuzz_expr fuzz_csv fuzz_trace fuzz_hf_config)
 
-# A clang that can link a libFuzzer target.
-can_fuzz() {
-  local cxx="$1" dir
-  command -v "$cxx" >/dev/null 2>&1 || return 1
-  dir=$(mktemp -d)
-  printf '#include <cstdint>\n#include <cstddef>\nextern "C" int LLVMFuzzerTestOneInput(const uint8_t*, size_t) { return 0; }\n' \
-    >"$dir/t.cc"
-  if "$cxx" -fsanitize=fuzzer,address,undefined "$dir/t.cc" -o "$dir/t" >/dev/null 2>&1; then
-    rm -rf "$dir"
-    return 0
-  fi
-  rm -rf "$dir"
-  return 1
-}
-
-cxx=""
-for c in clang++-14 clang++; do
-  if can_fuzz "$c"; then cxx="$c"; break; fi
-done
-if [[ -z "$cxx" ]]; then
-  if [[ $(id -u) -ne 0 ]]; then
-    echo "fuzz: clang with libFuzzer is missing: run as root, or: sudo apt-get install -y clang-14 libclang-rt-14-dev" >&2
-    exit 1
-  fi
-  echo "fuzz: installing clang-14 libclang-rt-14-dev"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update
-  apt-get install -y --no-install-recommends clang-14 libclang-rt-14-dev
-  can_fuzz clang++-14 || { echo "fuzz: clang++-14 still cannot build a fuzzer" >&2; exit 1; }
-  cxx=clang++-14
-fi
+cxx=$(bash scripts/clang_cxx.sh)
 
 generator=()
 command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
@@ -72,7 +42,7 @@ if [[ -f build-fuzz/CMakeCache.txt ]] && ! grep -q "^CMAKE_GENERATOR:INTERNAL=${
 fi
 # -O1 -g1: half the compile time of -O2 -g (replay.cc: 27 s against 53 s);
 # CI builds the fuzz targets from scratch on two cores.
-cmake -S . -B build-fuzz "${generator[@]}" -DCMAKE_CXX_COMPILER="$(command -v "$cxx")" \
+cmake -S . -B build-fuzz "${generator[@]}" -DCMAKE_CXX_COMPILER="$cxx" \
   -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" -DSTG_FUZZ=ON -DSTG_BUILD_TESTS=OFF >/dev/null
 cmake --build build-fuzz -j"$(nproc)" --target "${targets[@]}"
 

@@ -67,7 +67,8 @@ Flags small_model() {
 }
 
 Flags with(Flags base, const Flags& overrides) {
-  for (const auto& [flag, value] : overrides) {
+  for (const auto& [given, value] : overrides) {
+    const std::string& flag = given;  // clang before 16 cannot capture a binding
     auto it =
         std::find_if(base.begin(), base.end(), [&](const auto& p) { return p.first == flag; });
     if (it != base.end()) {

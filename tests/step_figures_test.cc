@@ -340,9 +340,10 @@ std::vector<int64_t> row_numbers(const std::string& text, const std::string& lab
 void expect_text_matches_json(const std::string& text, const json& step) {
   for (const auto& [axis, a] : step["axes"].items()) {
     const bool pp = axis == "pp";
+    const json& figures = a;  // clang before 16 cannot capture a binding
     const auto check = [&](const std::string& label, const json& count, const json& bytes) {
       SCOPED_TRACE(label);
-      std::vector<int64_t> want = {a["ranks"].get<int64_t>(), count["min"].get<int64_t>()};
+      std::vector<int64_t> want = {figures["ranks"].get<int64_t>(), count["min"].get<int64_t>()};
       if (count["min"] != count["max"]) want.push_back(count["max"].get<int64_t>());
       for (const char* k : {"min", "min_rank", "max", "max_rank", "total"})
         want.push_back(bytes[k].get<int64_t>());

@@ -76,7 +76,9 @@ void RankTraffic::add(const RankTraffic& o) {
 void StepFigures::add(int64_t rank, const RankStep& step) {
   ++ranks;
   flops.add(rank, step.flops);
-  for (const auto& [name, t] : step.axes) {
+  for (const auto& [axis_name, t] : step.axes) {
+    // A named reference: clang before 16 cannot capture a structured binding.
+    const std::string& name = axis_name;
     if (t.ops == 0 && t.received_ops == 0) continue;
     auto it = std::find_if(axes.begin(), axes.end(),
                            [&](const AxisFigures& a) { return a.axis == name; });

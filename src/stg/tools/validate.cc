@@ -202,8 +202,11 @@ class FileGraph {
   void index_ids() {
     index_.reserve(nodes_.size() * 2);
     for (size_t i = 0; i < nodes_.size(); ++i) {
-      auto [it, inserted] = index_.emplace(nodes_[i].id, static_cast<uint32_t>(i));
-      if (inserted) continue;
+      // No structured bindings here or below where a lambda reads them:
+      // clang before 16 cannot capture one (the sanitizer build's compiler).
+      const auto emplaced = index_.emplace(nodes_[i].id, static_cast<uint32_t>(i));
+      if (emplaced.second) continue;
+      const auto it = emplaced.first;
       ok_ = false;
       if (viol_)
         viol_->add(Rule::kDeps, {rank_, static_cast<int64_t>(i), 0, 0}, [&] {
@@ -565,7 +568,9 @@ class Validation {
     path_of_.assign(static_cast<size_t>(ctx_.ranks), std::string());
     state_.assign(static_cast<size_t>(ctx_.ranks), kNoFile);
     for (const auto& [rank, path] : set_.rank_files()) path_of_[static_cast<size_t>(rank)] = path;
-    for (const auto& [rank, path] : set_.files()) {
+    for (const auto& file : set_.files()) {
+      const int64_t rank = file.first;
+      const std::string& path = file.second;
       const std::string& first = path_of_[static_cast<size_t>(rank)];
       if (path == first) continue;
       viol_.add(Rule::kRankFiles, {rank, 1, 0, 0}, [&] {
@@ -585,7 +590,8 @@ class Validation {
   void check_comm_group_file() {
     const CommGroups& comm_groups = set_.comm_groups();
     for (size_t gi = 0; gi < comm_groups.groups.size(); ++gi) {
-      const auto& [id, members] = comm_groups.groups[gi];
+      const std::string& id = comm_groups.groups[gi].first;
+      const std::vector<int64_t>& members = comm_groups.groups[gi].second;
       const int64_t at = static_cast<int64_t>(gi);
       if (std::stoll(id) <= 0)
         viol_.add(Rule::kGroups, {-1, at, 0, 0}, [&] {
@@ -740,7 +746,8 @@ class Validation {
     std::vector<std::pair<P2PKey, int64_t>> unmatched(p2p_.begin(), p2p_.end());
     std::sort(unmatched.begin(), unmatched.end());
     for (size_t i = 0; i < unmatched.size(); ++i) {
-      const auto& [k, delta] = unmatched[i];
+      const P2PKey& k = unmatched[i].first;
+      const int64_t delta = unmatched[i].second;
       const int64_t peer = delta > 0 ? k.dst : k.src;
       if (peer >= 0 && peer < ctx_.ranks &&
           (state_[static_cast<size_t>(peer)] == kNoFile ||

@@ -18,8 +18,7 @@ using graph::Phase;
 // direction in which the rank is in the first half of the pipeline.
 class DualPipeOrder {
  public:
-  DualPipeOrder(bool v_shape, int stage, int pp, int micro_batches)
-      : v_shape_(v_shape), stage_(stage), pp_(pp), micro_batches_(micro_batches) {
+  DualPipeOrder(bool v_shape, int stage, int pp, int micro_batches) : v_shape_(v_shape), pp_(pp) {
     ranks_ = v_shape ? pp : pp / 2;  // ranks down one side of the V
     rank_ = v_shape ? stage : std::min(stage, pp - 1 - stage);
     per_phase_ = v_shape ? micro_batches : micro_batches / 2;
@@ -102,7 +101,7 @@ class DualPipeOrder {
   }
 
   bool v_shape_;
-  int stage_, pp_, micro_batches_;
+  int pp_;
   int ranks_ = 0, rank_ = 0, per_phase_ = 0;
   bool second_half_ = false;
   int forwards_[2] = {0, 0}, backwards_[2] = {0, 0};
