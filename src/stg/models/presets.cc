@@ -94,9 +94,9 @@ void apply_preset(const Preset& p, Options& o) {
   fill(o.num_stacks, p.num_stacks);
   fill(o.dvocal, p.dvocal);
   fill(o.seq, p.seq);
-  // gpt has no grouped-query attention and gpt/llama have no experts: the
-  // generator would note these as "given but unused", so leave them unset.
-  // The attention row's and the experts row's flags.
+  // The attention row's and the experts row's flags. gpt has no
+  // grouped-query attention and gpt/llama have no experts: the generator
+  // would note these as "given but unused", so leave them unset.
   if (family.reads_kvhead) o.component_flags.emplace("--kvhead", p.kvhead);
   if (family.reads_experts) {
     o.component_flags.emplace("--experts", p.experts);
