@@ -57,8 +57,8 @@ Options small() {
   o.micro_batch = 2;
   o.dvocal = 256;
   o.num_stacks = 4;
-  o.experts = 4;
-  o.kexperts = 2;
+  o.component_flags["--experts"] = 4;
+  o.component_flags["--kexperts"] = 2;
   o.degree["tp"] = 2;
   o.degree["ep"] = 2;
   o.degree["pp"] = 2;

@@ -76,8 +76,8 @@ Options small(const std::string& model_type, const std::string& dir) {
   o.dvocal = 256;
   if (model_type != "gpt") o.component_flags["--kvhead"] = 4;
   if (model_type == "moe") {
-    o.experts = 4;
-    o.kexperts = 2;
+    o.component_flags["--experts"] = 4;
+    o.component_flags["--kexperts"] = 2;
   }
   o.threads = 2;
   return o;
@@ -927,9 +927,9 @@ Options options_from(const Args& args) {
     else if (flag == "--dvocal")
       o.dvocal = n();
     else if (flag == "--experts")
-      o.experts = n();
+      o.component_flags["--experts"] = n();
     else if (flag == "--kexperts")
-      o.kexperts = n();
+      o.component_flags["--kexperts"] = n();
     else if (flag == "--tpsp")
       o.tpsp = yes();
     else if (flag == "--pipeline_schedule")

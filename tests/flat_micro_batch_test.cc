@@ -120,8 +120,8 @@ Options options_for(const FlatCase& c, const std::string& dir) {
   o.dvocal = 256;
   if (c.model != "gpt") o.component_flags["--kvhead"] = 4;
   if (c.model == "moe") {
-    o.experts = 4;
-    o.kexperts = 2;
+    o.component_flags["--experts"] = 4;
+    o.component_flags["--kexperts"] = 2;
     o.degree["ep"] = 2;
   }
   o.degree["dp"] = 2;

@@ -426,7 +426,7 @@ Options small(const std::string& model) {
   o.head = 8;
   o.dvocal = 1024;
   if (model != "gpt") o.component_flags["--kvhead"] = 2;
-  if (model == "moe") o.experts = 4;
+  if (model == "moe") o.component_flags["--experts"] = 4;
   o.serving = Serving{.requests = 8, .prompt_len = 32, .decode_steps = 3};
   o.threads = 2;
   return o;

@@ -46,6 +46,7 @@
 #include "stg/tools/validate.h"
 #include "support/files.h"
 #include "support/full_expansion.h"
+#include "support/small_dims.h"
 #include "support/temp_dir.h"
 
 namespace stg::matrix {
@@ -229,17 +230,9 @@ std::vector<std::string> Config::args() const {
                                                       {"--seq", seq},
                                                       {"--batch", batch},
                                                       {"--micro_batch", micro},
-                                                      {"--dvocal", dvocal},
-                                                      {"--experts", experts},
-                                                      {"--kexperts", kexperts},
-                                                      {"--dff_expert", 32},
-                                                      {"--shared_experts", 1},
-                                                      {"--q_lora_rank", 32},
-                                                      {"--kv_lora_rank", 16},
-                                                      {"--qk_nope_head_dim", 16},
-                                                      {"--qk_rope_head_dim", 8},
-                                                      {"--v_head_dim", 16}})
+                                                      {"--dvocal", dvocal}})
       add(flag, num(value));
+    for (const auto& [flag, value] : stg_test::small_mla_moe_flags(experts)) add(flag, num(value));
   } else if (preset.empty() && hf.empty()) {
     if (model != "csv") add("--num_stacks", num(stacks));
     add("--dmodel", num(dmodel));
@@ -328,15 +321,7 @@ Options Config::options(const std::string& dir) const {
     o.batch = batch;
     o.micro_batch = micro;
     o.dvocal = dvocal;
-    o.experts = experts;
-    o.kexperts = kexperts;
-    o.component_flags["--dff_expert"] = 32;
-    o.component_flags["--shared_experts"] = 1;
-    o.component_flags["--q_lora_rank"] = 32;
-    o.component_flags["--kv_lora_rank"] = 16;
-    o.component_flags["--qk_nope_head_dim"] = 16;
-    o.component_flags["--qk_rope_head_dim"] = 8;
-    o.component_flags["--v_head_dim"] = 16;
+    stg_test::set_small_mla_moe(o, experts);
   } else if (preset.empty() && hf.empty()) {
     if (model != "csv") o.num_stacks = stacks;
     o.dmodel = dmodel;
@@ -360,14 +345,14 @@ Options Config::options(const std::string& dir) const {
       o.din = dvocal;
       o.dout = dvocal;
     } else if (model == "csv") {
-      o.kexperts = 2;
+      o.component_flags["--kexperts"] = 2;
     } else {
       o.dvocal = dvocal;
       o.micro_batch = micro;
       if (grouped()) o.component_flags["--kvhead"] = kvhead;
       if (is_moe()) {
-        o.experts = experts;
-        o.kexperts = kexperts;
+        o.component_flags["--experts"] = experts;
+        o.component_flags["--kexperts"] = kexperts;
       }
     }
   } else {
@@ -375,7 +360,7 @@ Options Config::options(const std::string& dir) const {
     o.batch = batch;
     o.micro_batch = micro;
     o.seq = 4096;
-    if (preset_experts) o.experts = preset_experts;
+    if (preset_experts) o.component_flags["--experts"] = preset_experts;
     if (dense_blocks) o.dense_blocks = dense_blocks;
   }
   if (mtp_depth) o.mtp_depth = mtp_depth;

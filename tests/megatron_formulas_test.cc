@@ -74,8 +74,8 @@ Options options_of(const Config& c, const std::string& dir) {
   o.head = c.a;
   if (!c.gpt()) o.component_flags["--kvhead"] = c.g;
   if (c.moe()) {
-    o.experts = c.E;
-    o.kexperts = c.k;
+    o.component_flags["--experts"] = c.E;
+    o.component_flags["--kexperts"] = c.k;
   }
   o.seq = c.s;
   o.dvocal = c.V;

@@ -56,8 +56,8 @@ Options small(const char* family) {
   o.micro_batch = 4;
   o.dvocal = 256;
   o.num_stacks = 2;
-  o.experts = 4;
-  o.kexperts = 2;
+  o.component_flags["--experts"] = 4;
+  o.component_flags["--kexperts"] = 2;
   return o;
 }
 
@@ -294,7 +294,7 @@ Count stg_parameters(const char* preset, std::optional<int64_t> mtp_depth = std:
   models::apply_preset(*models::find_preset(preset), o);
   if (mtp_depth) o.mtp_depth = mtp_depth;
   o.framework = "megatron";
-  const int64_t experts = o.experts.value_or(0);
+  const int64_t experts = stg::models::row_flag(o, "--experts").value_or(0);
   if (experts == 0) {
     const double n = parameters_per_rank(o);
     return {n, n};
@@ -308,7 +308,8 @@ Count stg_parameters(const char* preset, std::optional<int64_t> mtp_depth = std:
   const double all = at_ep(experts), half = at_ep(experts / 2);
   const double routed = experts * (half - all);  // every routed expert of every block
   const double rest = all - routed / experts;
-  return {rest + routed, rest + routed * static_cast<double>(*o.kexperts) / experts};
+  return {rest + routed,
+          rest + routed * static_cast<double>(*stg::models::row_flag(o, "--kexperts")) / experts};
 }
 
 void expect_within(double value, double expected, double tolerance, const char* what) {
@@ -506,8 +507,10 @@ TEST(HfConfig2025, ConfigsGiveThePresets) {
               stg::models::row_flag(from_preset, "--kvhead"));
     EXPECT_EQ(from_config.num_stacks, from_preset.num_stacks);
     EXPECT_EQ(from_config.dvocal, from_preset.dvocal);
-    EXPECT_EQ(from_config.experts, from_preset.experts);
-    EXPECT_EQ(from_config.kexperts, from_preset.kexperts);
+    EXPECT_EQ(stg::models::row_flag(from_config, "--experts"),
+              stg::models::row_flag(from_preset, "--experts"));
+    EXPECT_EQ(stg::models::row_flag(from_config, "--kexperts"),
+              stg::models::row_flag(from_preset, "--kexperts"));
     EXPECT_EQ(stg::models::row_flag(from_config, "--dff_expert"),
               stg::models::row_flag(from_preset, "--dff_expert"));
     EXPECT_EQ(stg::models::row_flag(from_config, "--shared_experts"),

@@ -20,6 +20,7 @@
 #include "stg/options.h"
 #include "stg/passes/pipeline.h"
 #include "stg/passes/recompute.h"
+#include "support/small_dims.h"
 #include "support/temp_dir.h"
 
 namespace stg {
@@ -67,15 +68,7 @@ Options small_deepseek(const char* framework, int64_t mtp_depth) {
   o.head = 4;
   o.num_stacks = 3;
   o.dense_blocks = 1;
-  o.experts = 4;
-  o.kexperts = 2;
-  o.component_flags["--dff_expert"] = 32;
-  o.component_flags["--shared_experts"] = 1;
-  o.component_flags["--q_lora_rank"] = 32;
-  o.component_flags["--kv_lora_rank"] = 16;
-  o.component_flags["--qk_nope_head_dim"] = 16;
-  o.component_flags["--qk_rope_head_dim"] = 8;
-  o.component_flags["--v_head_dim"] = 16;
+  stg_test::set_small_mla_moe(o);
   o.dvocal = 256;
   o.seq = 16;
   o.batch = o.micro_batch = 4;

@@ -164,8 +164,8 @@ Options small_model(const std::string& type) {
   o.degree["dp"] = o.degree["tp"] = o.degree["pp"] = 2;
   o.threads = 2;
   if (type == "moe") {
-    o.experts = 4;
-    o.kexperts = 2;
+    o.component_flags["--experts"] = 4;
+    o.component_flags["--kexperts"] = 2;
     o.degree["ep"] = 2;
   }
   return o;

@@ -14,6 +14,7 @@
 #include "stg/lower/schedule_timeline.h"
 #include "stg/sweep/sweep.h"
 #include "support/run_stg.h"
+#include "support/small_dims.h"
 #include "support/temp_dir.h"
 
 namespace {
@@ -34,7 +35,7 @@ Options small(const std::string& type, const std::string& framework = "reference
   o.dvocal = 1024;
   o.seq = 256;
   o.batch = 16;
-  if (type == "moe") o.experts = 8;
+  if (type == "moe") o.component_flags["--experts"] = 8;
   return o;
 }
 
@@ -115,15 +116,7 @@ TEST(Plans, MultiTokenPredictionPlansHaveTheFiguresOfTheirRuns) {
     o.seq = 64;
     o.batch = 8;
     o.dense_blocks = 1;
-    o.experts = 4;
-    o.kexperts = 2;
-    o.component_flags["--dff_expert"] = 64;
-    o.component_flags["--shared_experts"] = 1;
-    o.component_flags["--q_lora_rank"] = 32;
-    o.component_flags["--kv_lora_rank"] = 16;
-    o.component_flags["--qk_nope_head_dim"] = 16;
-    o.component_flags["--qk_rope_head_dim"] = 8;
-    o.component_flags["--v_head_dim"] = 16;
+    stg_test::set_small_mla_moe(o, /*experts=*/4, /*dff_expert=*/64);
     o.mtp_depth = 2;
     expect_plans_match_runs(o, 2, 7);
   }

@@ -118,8 +118,8 @@ TEST(Presets, ApplyFillsEveryUnsetDim) {
   // Not model dimensions, and not used by llama: left alone.
   EXPECT_FALSE(o.batch.has_value());
   EXPECT_FALSE(o.micro_batch.has_value());
-  EXPECT_FALSE(o.experts.has_value());
-  EXPECT_FALSE(o.kexperts.has_value());
+  EXPECT_FALSE(stg::models::row_flag(o, "--experts").has_value());
+  EXPECT_FALSE(stg::models::row_flag(o, "--kexperts").has_value());
   EXPECT_FALSE(o.din.has_value());
   EXPECT_FALSE(o.dout.has_value());
 }
@@ -147,23 +147,23 @@ TEST(Presets, MoePresetSetsExpertsOthersDoNot) {
   Options moe;
   apply_preset(*find_preset("mixtral-8x22b"), moe);
   EXPECT_EQ(moe.model, stg::models::find_family("moe").name);
-  EXPECT_EQ(moe.experts, 8);
-  EXPECT_EQ(moe.kexperts, 2);
+  EXPECT_EQ(stg::models::row_flag(moe, "--experts"), 8);
+  EXPECT_EQ(stg::models::row_flag(moe, "--kexperts"), 2);
   EXPECT_EQ(stg::models::row_flag(moe, "--kvhead"), 8);
 
   Options explicit_experts;
-  explicit_experts.experts = 4;
+  explicit_experts.component_flags["--experts"] = 4;
   apply_preset(*find_preset("mixtral-8x7b"), explicit_experts);
-  EXPECT_EQ(explicit_experts.experts, 4);
-  EXPECT_EQ(explicit_experts.kexperts, 2);
+  EXPECT_EQ(stg::models::row_flag(explicit_experts, "--experts"), 4);
+  EXPECT_EQ(stg::models::row_flag(explicit_experts, "--kexperts"), 2);
 
   // gpt has no grouped-query attention: kvhead stays unset (no note).
   Options gpt;
   apply_preset(*find_preset("gpt3-175b"), gpt);
   EXPECT_EQ(gpt.model, stg::models::find_family("gpt").name);
   EXPECT_FALSE(stg::models::row_flag(gpt, "--kvhead").has_value());
-  EXPECT_FALSE(gpt.experts.has_value());
-  EXPECT_FALSE(gpt.kexperts.has_value());
+  EXPECT_FALSE(stg::models::row_flag(gpt, "--experts").has_value());
+  EXPECT_FALSE(stg::models::row_flag(gpt, "--kexperts").has_value());
   EXPECT_EQ(gpt.dvocal, 50257);
 }
 
@@ -235,8 +235,8 @@ TEST(HfConfig, Llama3) {
   EXPECT_EQ(o.num_stacks, 32);
   EXPECT_EQ(o.dvocal, 128256);
   EXPECT_EQ(o.seq, 8192);
-  EXPECT_FALSE(o.experts.has_value());
-  EXPECT_FALSE(o.kexperts.has_value());
+  EXPECT_FALSE(stg::models::row_flag(o, "--experts").has_value());
+  EXPECT_FALSE(stg::models::row_flag(o, "--kexperts").has_value());
   EXPECT_FALSE(o.batch.has_value());
 }
 
@@ -265,8 +265,8 @@ TEST(HfConfig, Mixtral) {
   EXPECT_EQ(stg::models::row_flag(o, "--kvhead"), 8);
   EXPECT_EQ(o.num_stacks, 32);
   EXPECT_EQ(o.dvocal, 32000);
-  EXPECT_EQ(o.experts, 8);
-  EXPECT_EQ(o.kexperts, 2);
+  EXPECT_EQ(stg::models::row_flag(o, "--experts"), 8);
+  EXPECT_EQ(stg::models::row_flag(o, "--kexperts"), 2);
   EXPECT_EQ(o.seq, 32768);
 }
 
@@ -281,7 +281,7 @@ TEST(HfConfig, Gpt2) {
   EXPECT_EQ(o.dvocal, 50257);
   EXPECT_EQ(o.seq, 1024);
   EXPECT_FALSE(stg::models::row_flag(o, "--kvhead").has_value());
-  EXPECT_FALSE(o.experts.has_value());
+  EXPECT_FALSE(stg::models::row_flag(o, "--experts").has_value());
 }
 
 TEST(HfConfig, GptVariants) {
@@ -332,14 +332,14 @@ TEST(HfConfig, ExplicitFlagsWin) {
   o.num_stacks = 2;
   o.seq = 256;
   o.component_flags["--kvhead"] = 4;
-  o.experts = 4;
+  o.component_flags["--experts"] = 4;
   apply_hf_config(hf("mixtral_8x7b.json"), o);
   EXPECT_EQ(o.model, stg::models::find_family("moe").name);
   EXPECT_EQ(o.num_stacks, 2);
   EXPECT_EQ(o.seq, 256);
   EXPECT_EQ(stg::models::row_flag(o, "--kvhead"), 4);
-  EXPECT_EQ(o.experts, 4);
-  EXPECT_EQ(o.kexperts, 2);
+  EXPECT_EQ(stg::models::row_flag(o, "--experts"), 4);
+  EXPECT_EQ(stg::models::row_flag(o, "--kexperts"), 2);
   EXPECT_EQ(o.dmodel, 4096);
 }
 
@@ -428,7 +428,7 @@ TEST(PresetsGenerate, EveryPresetSmall) {
     Options o = small(dir.path());
     // Two blocks: one dense where the model starts dense; 8 experts.
     if (p.dense_blocks > 0) o.dense_blocks = 1;
-    if (p.experts > 8) o.experts = 8;
+    if (p.experts > 8) o.component_flags["--experts"] = 8;
     apply_preset(p, o);
     RunSummary s;
     ASSERT_NO_THROW(s = generate(o));
@@ -456,7 +456,7 @@ TEST(PresetsGenerate, EveryExampleConfigSmall) {
     ScratchDir dir;
     Options o = small(dir.path());
     o.dense_blocks = 1;  // DeepSeek-V3 starts with 3 dense blocks of 61
-    o.experts = 8;
+    o.component_flags["--experts"] = 8;
     apply_hf_config(hf(name), o);
     RunSummary s;
     ASSERT_NO_THROW(s = generate(o));

@@ -467,8 +467,8 @@ TEST(StepFigures, MoeExpertParallelTrafficIsEp) {
   o.degree["pp"] = 1;
   o.degree["ep"] = 2;
   o.component_flags["--kvhead"] = 4;
-  o.experts = 4;
-  o.kexperts = 2;
+  o.component_flags["--experts"] = 4;
+  o.component_flags["--kexperts"] = 2;
   const RunSummary run = generate(o);
   const RunResult js = run_stg({"inspect", "--json", dir}, tmp.path());
   ASSERT_EQ(js.status, 0) << js.err;

@@ -133,9 +133,9 @@ Options options_from(const std::vector<std::string>& args) {
     } else if (f == "--dvocal") {
       o.dvocal = n();
     } else if (f == "--experts") {
-      o.experts = n();
+      o.component_flags["--experts"] = n();
     } else if (f == "--kexperts") {
-      o.kexperts = n();
+      o.component_flags["--kexperts"] = n();
     } else if (f == "--tpsp") {
       o.tpsp = yes();
     } else if (f == "--activation_recompute") {

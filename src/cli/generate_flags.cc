@@ -124,9 +124,7 @@ void add_model_flags(CLI::App& app, GenerateFlags& f) {
   add_row_flags(app, f, "--head");
   f.integers.add(app, "--num_stacks", o.num_stacks, "transformer blocks", stg::kMaxStacks,
                  "an integer from 1 to " + std::to_string(stg::kMaxStacks));
-  f.integers.add(app, "--experts", o.experts, "experts per MoE layer", kNoBound, kAtLeastOne);
-  f.integers.add(app, "--kexperts", o.kexperts, "experts chosen per token", kNoBound, kAtLeastOne);
-  add_row_flags(app, f, "--kexperts");
+  add_row_flags(app, f, "--num_stacks");
   f.integers.add(app, "--dense_blocks", o.dense_blocks,
                  "the first k blocks dense, the rest MoE (MoE families)", stg::kMaxStacks,
                  "an integer from 0 to " + std::to_string(stg::kMaxStacks));

@@ -64,8 +64,6 @@ constexpr FlagHelp kFlags[] = {
     {"--micro_batch", kModel, "refused / --batch"},
     {"--seq", kModel, "1024"},
     {"--head", kModel, "1024 / 64"},
-    {"--experts", kModel, "refused / 8"},
-    {"--kexperts", kModel, "refused / 2"},
     {"--dense_blocks", kModel, "refused / 0"},
     {"--mtp_depth", kModel, "refused / 0"},
     {"--tpsp", kModel, "refused / 1"},

@@ -91,7 +91,7 @@ struct Options {
   std::string module_csv;  // a reference-format sharding spreadsheet as the model
   // Model dimensions; unset ones take the model type's defaults.
   std::optional<int64_t> din, dout, dmodel, dff, seq, head, num_stacks, batch;
-  std::optional<int64_t> dvocal, experts, kexperts, micro_batch;
+  std::optional<int64_t> dvocal, micro_batch;
   std::optional<bool> tpsp, mixed_precision, print_gpu_vram;
   // Decoder structure of the 2025-26 families (docs/models_2025.md): the
   // first blocks dense, and pipeline stages split by cost instead of by
@@ -106,7 +106,8 @@ struct Options {
   std::optional<bool> model_tied_embeddings;
   std::optional<Recompute> activation_recompute;
   // The flags of the component rows (models/row_flag.h: the attention's
-  // --kvhead and --head_dim, MLA's dims, the experts' widths, --window, ...),
+  // --kvhead and --head_dim, MLA's dims, the experts' counts and widths,
+  // --window, ...),
   // by flag name, as given: each row declares, checks and reads its own.
   std::map<std::string, int64_t> component_flags;
 

@@ -52,20 +52,16 @@ Workload csv_workload(const Options& o, const frameworks::Framework& /*f*/) {
           "--pp " + num(o.degree.stages()) +
               " needs a model with blocks: a --module_csv module runs on one stage "
               "(use --pp 1)");
-  const std::map<std::string, std::pair<const char*, std::optional<int64_t>>> dims = {
-      {"Batch", {"--batch", o.batch}},
-      {"MicroBatch", {"--micro_batch", o.micro_batch}},
-      {"Seq", {"--seq", o.seq}},
-      {"Dmodel", {"--dmodel", o.dmodel}},
-      {"Dff", {"--dff", o.dff}},
-      {"Head", {"--head", o.head}},
-      {"KVHead", {"--kvhead", row_flag(o, "--kvhead")}},  // the attention row's flag
-      {"Din", {"--din", o.din}},
-      {"Dout", {"--dout", o.dout}},
-      {"Dvocal", {"--dvocal", o.dvocal}},
-      {"Dvocab", {"--dvocal", o.dvocal}},
-      {"Experts", {"--experts", o.experts}},
-      {"KExperts", {"--kexperts", o.kexperts}}};
+  std::map<std::string, std::pair<const char*, std::optional<int64_t>>> dims = {
+      {"Batch", {"--batch", o.batch}},    {"MicroBatch", {"--micro_batch", o.micro_batch}},
+      {"Seq", {"--seq", o.seq}},          {"Dmodel", {"--dmodel", o.dmodel}},
+      {"Dff", {"--dff", o.dff}},          {"Head", {"--head", o.head}},
+      {"Din", {"--din", o.din}},          {"Dout", {"--dout", o.dout}},
+      {"Dvocal", {"--dvocal", o.dvocal}}, {"Dvocab", {"--dvocal", o.dvocal}},
+  };
+  // The decoders' dimensions that rows declare (KVHead, Experts, KExperts).
+  for (const RowFlag* f : component_row_flags())
+    if (f->symbol) dims[f->symbol] = {f->flag, row_flag(o, f->flag)};
   const std::set<std::string> degree_symbols(w.model.degree_symbols.begin(),
                                              w.model.degree_symbols.end());
   const std::map<std::string, expr::Expr> zero = zero_bindings(0);

@@ -72,15 +72,18 @@ void bind_block_dims(Workload& w, const Options& o) {
   bind_dims(w, dims);
 }
 
-// Flags of the 2025-26 families that no block of this model reads.
-void note_unread(Workload& w, const Options& o, const Family& family) {
+// Flags that no block of this model reads: the experts row's dimensions
+// (--experts, --kexperts) without a MoE block, then the 2025-26 families'.
+void note_unread(Workload& w, const Options& o, const Family& family, bool moe) {
   auto note = [&](bool given, const std::string& flag) {
     if (given) w.notes.push_back(flag + " has no effect with --model_type " + family.name);
   };
+  for (const RowFlag& flag : experts_row().flags)
+    if (flag.symbol) note(row_flag(o, flag.flag).has_value() && !moe, flag.flag);
   note_unread_mixers(w.decoder, o, family.name, w.notes);
   // The MoE families lay out their blocks with them (families/expert_layout.h).
   for (const RowFlag& flag : experts_row().flags)
-    note(row_flag(o, flag.flag).has_value() && !family.reads_experts, flag.flag);
+    if (!flag.symbol) note(row_flag(o, flag.flag).has_value() && !family.reads_experts, flag.flag);
   note(o.dense_blocks.has_value() && !family.reads_experts, "--dense_blocks");
 }
 
@@ -109,10 +112,10 @@ int64_t bind_decoder_dims(Workload& w, const Options& o) {
                 {"Batch", "--batch", batch, 64},
                 {"MicroBatch", micro_given ? "--micro_batch" : "--batch", micro, batch},
                 {"Seq", "--seq", o.seq, 1024},
-                {"Head", "--head", o.head, 64},
-                {"KVHead", "--kvhead", row_flag(o, "--kvhead"), 8},  // the attention row's
-                {"Experts", "--experts", o.experts, 8},
-                {"KExperts", "--kexperts", o.kexperts, 2}});
+                {"Head", "--head", o.head, 64}});
+  // The dimensions the rows declare for every decoder (row_flag.h).
+  for (const RowFlag* f : component_row_flags())
+    if (f->symbol) bind_dims(w, {{f->symbol, f->flag, row_flag(o, f->flag), f->decoder_default}});
   bind_block_dims(w, o);
   return micro;
 }
@@ -176,14 +179,7 @@ Workload decoder_workload(const Options& o, const frameworks::Framework& f, cons
   const bool moe = w.decoder.any(BlockKind::kMoe);
   // The reference accepts these for every model and ignores some of them:
   // stay compatible with its command lines, but say so instead of ignoring.
-  auto note = [&](bool given, const std::string& flag) {
-    if (given) w.notes.push_back(flag + " has no effect with --model_type " + type);
-  };
-  if (!moe) {
-    note(o.experts.has_value(), "--experts");
-    note(o.kexperts.has_value(), "--kexperts");
-  }
-  note_unread(w, o, family);
+  note_unread(w, o, family, moe);
   require(!o.din.has_value() && !o.dout.has_value(),
           "--din/--dout belong to --model_type transformer: use --dvocal for " + type);
   const int64_t batch = o.batch.value_or(64);

@@ -225,14 +225,12 @@ std::vector<std::string> apply_hf_config(const std::string& path, Options& o) {
   fill(o.num_stacks, d.layers);
   fill(o.dvocal, d.vocab);
   fill(o.seq, d.seq);
-  // gpt has no grouped-query attention and gpt/llama have no experts: their
-  // readers leave these unset, so the generator notes nothing.
-  fill(o.experts, d.experts);
-  fill(o.kexperts, d.experts_per_token);
   fill(o.dense_blocks, d.dense_blocks);
   fill(o.mtp_depth, d.mtp_depth);
   if (!o.model_tied_embeddings) o.model_tied_embeddings = d.tied_embeddings;
-  // The rows' flags, as the family and the mixer rows read them.
+  // The rows' flags, as the family and the mixer rows read them (gpt has no
+  // grouped-query attention and gpt/llama have no experts: their readers
+  // leave those unset, so the generator notes nothing).
   for (const auto& [flag, value] : d.row_flags) o.component_flags.emplace(flag, value);
   for (const auto& [flag, value] : mixer_flags) o.component_flags.emplace(flag, value);
   return notes;

@@ -55,12 +55,12 @@ class HfConfig {
 // say, or the family has no such dimension).
 struct HfDims {
   int64_t hidden = 0, ffn = 0, heads = 0, layers = 0, vocab = 0;
-  std::optional<int64_t> seq, experts, experts_per_token;
+  std::optional<int64_t> seq;
   // The 2025-26 families' (docs/models_2025.md).
   std::optional<int64_t> dense_blocks, mtp_depth;
   // The component rows' flags (models/row_flag.h), by flag name: the
   // attention's KV heads and head dimension, MLA's dimensions, the experts'
-  // widths.
+  // counts and widths.
   std::map<std::string, int64_t> row_flags;
   std::optional<bool> tied_embeddings;
   // Fields that change the model but that stg does not model, by name.

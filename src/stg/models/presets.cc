@@ -94,12 +94,13 @@ void apply_preset(const Preset& p, Options& o) {
   fill(o.num_stacks, p.num_stacks);
   fill(o.dvocal, p.dvocal);
   fill(o.seq, p.seq);
-  // gpt has no grouped-query attention and gpt/llama have no experts: the
-  // generator would note these as "given but unused", so leave them unset.
-  if (family.reads_kvhead) o.component_flags.emplace("--kvhead", p.kvhead);  // the attention row's
+  // The attention row's and the experts row's flags. gpt has no
+  // grouped-query attention and gpt/llama have no experts: the generator
+  // would note these as "given but unused", so leave them unset.
+  if (family.reads_kvhead) o.component_flags.emplace("--kvhead", p.kvhead);
   if (family.reads_experts) {
-    fill(o.experts, p.experts);
-    fill(o.kexperts, p.kexperts);
+    o.component_flags.emplace("--experts", p.experts);
+    o.component_flags.emplace("--kexperts", p.kexperts);
   }
   auto fill_given = [](std::optional<int64_t>& field, int64_t value) {
     if (value > 0) fill(field, value);

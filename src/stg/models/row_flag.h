@@ -28,6 +28,14 @@ struct RowFlag {
   // Refused outside the decoder models (models/registry.cc); false: the
   // other models ignore it or read it themselves.
   bool decoders_only = true;
+  // A dimension of every decoder, whether or not its blocks have the row
+  // (KVHead, Experts, KExperts): each decoder binds `symbol` to the flag's
+  // value or `decoder_default` (models/decoder_workload.cc), a --module_csv
+  // sheet may use `symbol` (models/csv_workload.cc), and the seed
+  // transformer, which has none of them, refuses the flag. Null: the row's
+  // dims() bind its symbols, for the blocks that have the row.
+  const char* symbol = nullptr;
+  int64_t decoder_default = 0;
 };
 
 // The value given for `flag` (by the user, a preset or a config), if any.

@@ -13,9 +13,9 @@ void refuse_later_flags(const Options& o) {
                         "drop it or choose --model_type gpt, llama or moe");
   };
   refuse(o.dvocal.has_value(), "--dvocal");
-  refuse(row_flag(o, "--kvhead").has_value(), "--kvhead");  // the attention row's
-  refuse(o.experts.has_value(), "--experts");
-  refuse(o.kexperts.has_value(), "--kexperts");
+  // The decoders' dimensions that rows declare (--kvhead, --experts, ...).
+  for (const RowFlag* f : component_row_flags())
+    if (f->symbol) refuse(row_flag(o, f->flag).has_value(), f->flag);
   refuse(o.micro_batch.has_value(), "--micro_batch");
   refuse(o.tpsp.has_value(), "--tpsp");
   refuse(o.mtp_depth.has_value(), "--mtp_depth");

@@ -26,8 +26,8 @@ DecoderSpec decoder(const Options& o, int num_blocks) {
 
 HfDims read_hf(const HfConfig& cfg) {
   HfDims d = read_decoder_dims(cfg, /*gpt_names=*/false);
-  d.experts = cfg.required_size({"n_routed_experts"});
-  d.experts_per_token = cfg.required_size({"num_experts_per_tok"});
+  d.row_flags["--experts"] = cfg.required_size({"n_routed_experts"});
+  d.row_flags["--kexperts"] = cfg.required_size({"num_experts_per_tok"});
   d.row_flags["--dff_expert"] = cfg.required_size({"moe_intermediate_size"});
   if (const std::optional<int64_t> shared = cfg.optional_size({"n_shared_experts"}))
     d.row_flags["--shared_experts"] = *shared;

@@ -3,8 +3,7 @@
 #include <string>
 
 #include "stg/models/blocks/block_pattern.h"
-#include "stg/models/parts/moe.h"
-#include "stg/models/row_flag.h"
+#include "stg/models/mlps/mlp_row.h"
 
 namespace stg::models {
 
@@ -14,11 +13,9 @@ DecoderSpec expert_layout(const Options& o, int num_blocks, const BlockSpec& den
     throw UsageError("--dense_blocks " + std::to_string(first_dense) +
                      " is not valid: use 0 to --num_stacks " + std::to_string(num_blocks) +
                      " (the first blocks dense, the rest MoE)");
-  ExpertOptions e = ExpertOptions::of(moe.mlp_options);
-  // The experts row's flags (mlps/experts.cc).
-  e.own_width = e.own_width || row_flag(o, "--dff_expert").has_value();
-  e.shared = row_flag(o, "--shared_experts").value_or(0) > 0;
-  moe.mlp_options = e.list();
+  // The experts row's options as its flags set them (mlps/experts.cc).
+  if (moe.mlp && moe.mlp->flagged_options)
+    moe.mlp_options = moe.mlp->flagged_options(moe.mlp_options, o);
   DecoderSpec d;
   d.blocks = BlockPattern{.first = first_dense}.blocks(static_cast<size_t>(num_blocks), dense, moe);
   return d;

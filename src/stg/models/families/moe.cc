@@ -21,8 +21,8 @@ DecoderSpec decoder(const Options& o, int num_blocks) {
 HfDims read_hf(const HfConfig& cfg) {
   HfDims d = read_decoder_dims(cfg, /*gpt_names=*/false);
   d.row_flags["--kvhead"] = cfg.optional_size({"num_key_value_heads"}).value_or(d.heads);
-  d.experts = cfg.required_size({"num_local_experts"});
-  d.experts_per_token = cfg.required_size({"num_experts_per_tok"});
+  d.row_flags["--experts"] = cfg.required_size({"num_local_experts"});
+  d.row_flags["--kexperts"] = cfg.required_size({"num_experts_per_tok"});
   return d;
 }
 

@@ -35,8 +35,8 @@ int64_t dense_prefix(const HfConfig& cfg) {
 
 HfDims read_hf(const HfConfig& cfg) {
   HfDims d = read_qwen3_dims(cfg);
-  d.experts = cfg.required_size({"num_experts"});
-  d.experts_per_token = cfg.required_size({"num_experts_per_tok"});
+  d.row_flags["--experts"] = cfg.required_size({"num_experts"});
+  d.row_flags["--kexperts"] = cfg.required_size({"num_experts_per_tok"});
   d.row_flags["--dff_expert"] = cfg.required_size({"moe_intermediate_size"});
   if (cfg.optional_size({"decoder_sparse_step"}).value_or(1) != 1)
     cfg.fail(

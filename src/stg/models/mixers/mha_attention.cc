@@ -3,8 +3,8 @@
 // (AttentionOptions: KV heads, a head dimension of its own, QKV biases,
 // per-head Q/K norms), the HeadDim it binds, its checks, its KV cache and
 // its activations for the Megatron-LM memory report. Its flags: --kvhead
-// (which --module_csv also reads, and --model_type transformer refuses) and
-// --head_dim; presets and Hugging Face configs fill them.
+// (KVHead, a dimension of every decoder, row_flag.h) and --head_dim;
+// presets and Hugging Face configs fill them.
 #include "stg/models/families/registry.h"
 #include "stg/models/mixers/mixer_row.h"
 #include "stg/models/parts/attention.h"
@@ -122,7 +122,9 @@ const MixerRow kMha = {
                .least = 1,
                .command_line_least = false,
                .listed_after = "--head",
-               .decoders_only = false},
+               .decoders_only = false,
+               .symbol = "KVHead",
+               .decoder_default = 8},
               {.flag = kHeadDim,
                .help = "per-head width of attention (qwen3, qwen3-moe; default --dmodel / --head)",
                .fallback = "refused / --dmodel / --head",

@@ -1,9 +1,10 @@
 // Routed experts as an MLP row (models/parts/moe.h builds them): a router,
 // Experts experts of which KExperts are chosen per token, split over ep;
 // options (ExpertOptions): gated experts, of a width of their own
-// (DffExpert), with SharedExperts shared experts on every token. Its flags
-// (--dff_expert, --shared_experts) the MoE families' block layout reads too
-// (families/expert_layout.h).
+// (DffExpert), with SharedExperts shared experts on every token. Its flags:
+// --experts and --kexperts (dimensions of every decoder, row_flag.h), and
+// --dff_expert and --shared_experts, which set the options of the MoE
+// families' blocks (flagged_options; families/expert_layout.h).
 #include "stg/models/mlps/mlp_row.h"
 #include "stg/models/parts/moe.h"
 
@@ -11,6 +12,8 @@ namespace stg::models {
 
 namespace {
 
+constexpr const char* kExpertsFlag = "--experts";
+constexpr const char* kKExpertsFlag = "--kexperts";
 constexpr const char* kDffExpert = "--dff_expert";
 constexpr const char* kSharedExperts = "--shared_experts";
 
@@ -27,6 +30,15 @@ void dims(const std::vector<int64_t>& options, const std::map<std::string, int64
   const ExpertOptions e = ExpertOptions::of(options);
   if (e.own_width) out.push_back({"DffExpert", kDffExpert, row_flag(o, kDffExpert), v.at("Dff")});
   if (e.shared) out.push_back({"SharedExperts", kSharedExperts, row_flag(o, kSharedExperts), 1});
+}
+
+// An expert width of their own when --dff_expert is given, shared experts
+// when --shared_experts is > 0.
+std::vector<int64_t> flagged_options(const std::vector<int64_t>& options, const Options& o) {
+  ExpertOptions e = ExpertOptions::of(options);
+  e.own_width = e.own_width || row_flag(o, kDffExpert).has_value();
+  e.shared = row_flag(o, kSharedExperts).value_or(0) > 0;
+  return e.list();
 }
 
 void check(const std::vector<int64_t>& options, const std::map<std::string, int64_t>& v,
@@ -77,7 +89,25 @@ report::ActivationBytes activations(const std::vector<int64_t>& options, const e
 
 const MlpRow kExperts = {
     .name = "experts",
-    .flags = {{.flag = kDffExpert,
+    .flags = {{.flag = kExpertsFlag,
+               .help = "experts per MoE layer",
+               .fallback = "refused / 8",
+               .least = 1,
+               .command_line_least = false,
+               .listed_after = "--num_stacks",
+               .decoders_only = false,
+               .symbol = "Experts",
+               .decoder_default = 8},
+              {.flag = kKExpertsFlag,
+               .help = "experts chosen per token",
+               .fallback = "refused / 2",
+               .least = 1,
+               .command_line_least = false,
+               .listed_after = kExpertsFlag,
+               .decoders_only = false,
+               .symbol = "KExperts",
+               .decoder_default = 2},
+              {.flag = kDffExpert,
                .help = "each expert's FFN width (MoE families; default --dff)",
                .fallback = "refused / --dff",
                .least = 1,
@@ -93,6 +123,7 @@ const MlpRow kExperts = {
                .decoders_only = false}},
     .experts = true,
     .build = build,
+    .flagged_options = flagged_options,
     .dims = dims,
     .check = check,
     .activations = activations,

@@ -35,6 +35,10 @@ struct MlpRow {
   // The block's MLP with `options`, and the ports the frame links it by.
   graph::Graph (*build)(const Layout& l, const std::vector<int64_t>& options,
                         const PartChoices& choices, int experts_per_rank, FfnPorts& ports);
+  // A block's `options` as the row's flags set them (the MoE families lay
+  // out their blocks with it, families/expert_layout.h); may be null.
+  std::vector<int64_t> (*flagged_options)(const std::vector<int64_t>& options,
+                                          const Options& o) = nullptr;
   // The dimension symbols the blocks with `options` need, with their flags
   // and defaults; may be null.
   void (*dims)(const std::vector<int64_t>& options, const std::map<std::string, int64_t>& values,
