@@ -34,7 +34,7 @@ struct Preset {
   // The component rows' flags it sets (models/row_flag.h), by flag name:
   // a head dimension of its own ("--head_dim"), the experts' widths, MLA's
   // dimensions.
-  std::map<std::string, int64_t> row_flags;
+  std::map<std::string, int64_t> row_flags = {};
 };
 
 // Every preset, family by family in the registry's order (`stg models`).

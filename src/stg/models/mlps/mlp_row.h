@@ -27,7 +27,7 @@ namespace stg::models {
 struct MlpRow {
   const char* name;
   // The row's flags (row_flag.h).
-  std::vector<RowFlag> flags;
+  std::vector<RowFlag> flags = {};
   // Routes tokens to experts over the ep axis: the decoder gets the ep axis
   // (Megatron-LM carves it out of dp), the block the sequence-sharded layout
   // and the experts' gradient bucket.
