@@ -202,8 +202,7 @@ class FileGraph {
   void index_ids() {
     index_.reserve(nodes_.size() * 2);
     for (size_t i = 0; i < nodes_.size(); ++i) {
-      // No structured bindings here or below where a lambda reads them:
-      // clang before 16 cannot capture one (the sanitizer build's compiler).
+      // Lambdas here capture no structured binding: clang before 16 cannot.
       const auto emplaced = index_.emplace(nodes_[i].id, static_cast<uint32_t>(i));
       if (emplaced.second) continue;
       const auto it = emplaced.first;
@@ -568,12 +567,10 @@ class Validation {
     path_of_.assign(static_cast<size_t>(ctx_.ranks), std::string());
     state_.assign(static_cast<size_t>(ctx_.ranks), kNoFile);
     for (const auto& [rank, path] : set_.rank_files()) path_of_[static_cast<size_t>(rank)] = path;
-    for (const auto& file : set_.files()) {
-      const int64_t rank = file.first;
-      const std::string& path = file.second;
+    for (const auto& [rank, path] : set_.files()) {
       const std::string& first = path_of_[static_cast<size_t>(rank)];
       if (path == first) continue;
-      viol_.add(Rule::kRankFiles, {rank, 1, 0, 0}, [&] {
+      viol_.add(Rule::kRankFiles, {rank, 1, 0, 0}, [&, rank = rank, &path = path] {
         return rank_ref(rank) + "several trace files: " + fs::path(first).filename().string() +
                " and " + fs::path(path).filename().string() + " (the first is checked)";
       });
@@ -746,8 +743,7 @@ class Validation {
     std::vector<std::pair<P2PKey, int64_t>> unmatched(p2p_.begin(), p2p_.end());
     std::sort(unmatched.begin(), unmatched.end());
     for (size_t i = 0; i < unmatched.size(); ++i) {
-      const P2PKey& k = unmatched[i].first;
-      const int64_t delta = unmatched[i].second;
+      const auto& [k, delta] = unmatched[i];
       const int64_t peer = delta > 0 ? k.dst : k.src;
       if (peer >= 0 && peer < ctx_.ranks &&
           (state_[static_cast<size_t>(peer)] == kNoFile ||
@@ -756,7 +752,7 @@ class Validation {
       const int64_t n = delta > 0 ? delta : -delta;
       viol_.add(
           Rule::kP2P, {k.src, k.dst, k.tag, static_cast<int64_t>(i)},
-          [&] { return unmatched_message(k, delta, n); }, n);
+          [&, &k = k, delta = delta] { return unmatched_message(k, delta, n); }, n);
     }
   }
 
