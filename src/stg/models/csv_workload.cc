@@ -59,9 +59,17 @@ Workload csv_workload(const Options& o, const frameworks::Framework& /*f*/) {
       {"Din", {"--din", o.din}},          {"Dout", {"--dout", o.dout}},
       {"Dvocal", {"--dvocal", o.dvocal}}, {"Dvocab", {"--dvocal", o.dvocal}},
   };
-  // The decoders' dimensions that rows declare (KVHead, Experts, KExperts).
-  for (const RowFlag* f : component_row_flags())
-    if (f->symbol) dims[f->symbol] = {f->flag, row_flag(o, f->flag)};
+  // The symbols a sheet may use, for the message: the flags' above, then the
+  // decoders' dimensions that rows declare (KVHead, Experts, KExperts).
+  std::string symbols = "Batch, Seq, Dmodel, Dff, Head, Din, Dout, Dvocal";
+  std::string last;
+  for (const RowFlag* f : component_row_flags()) {
+    if (!f->symbol) continue;
+    dims[f->symbol] = {f->flag, row_flag(o, f->flag)};
+    if (!last.empty()) symbols += ", " + last;
+    last = f->symbol;
+  }
+  if (!last.empty()) symbols += " or " + last;
   const std::set<std::string> degree_symbols(w.model.degree_symbols.begin(),
                                              w.model.degree_symbols.end());
   const std::map<std::string, expr::Expr> zero = zero_bindings(0);
@@ -71,8 +79,7 @@ Workload csv_workload(const Options& o, const frameworks::Framework& /*f*/) {
       continue;
     auto it = dims.find(symbol);
     require(it != dims.end(), "--module_csv " + o.module_csv + " uses the symbol '" + symbol +
-                                  "', which no flag sets: use Batch, Seq, Dmodel, Dff, Head, "
-                                  "KVHead, Din, Dout, Dvocal, Experts or KExperts");
+                                  "', which no flag sets: use " + symbols);
     require(it->second.second.has_value(),
             "--module_csv " + o.module_csv + " uses " + symbol + ": give " + it->second.first);
     bind_dims(w, {{symbol.c_str(), it->second.first, it->second.second, 1}});
