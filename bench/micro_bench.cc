@@ -7,7 +7,7 @@
 #include "stg/expr/expr.h"
 #include "stg/generate.h"
 #include "stg/mesh/rank_layout.h"
-#include "stg/models/registry.h"
+#include "stg/workloads/build_workload.h"
 
 namespace {
 
@@ -40,7 +40,7 @@ struct Fixture {
     o.dmodel = 8192;
     o.dff = 28672;
     o.head = 64;
-    workload = stg::models::build_workload(o);
+    workload = stg::workloads::build_workload(o);
     graph = std::move(workload.model.graph);
     stg::passes::Analyses analyses(workload.mesh, workload.values);
     stg::build_pipeline(o, workload).run(graph, analyses);

@@ -7,11 +7,11 @@
 
 namespace stg::models {
 
-Workload transformer_workload(const Options&, const frameworks::Framework&) {
+Workload transformer_workload(const Options&, const DecoderPolicy&) {
   throw std::logic_error("fuzz_hf_config builds no workload");
 }
 
-Workload decoder_workload(const Options&, const frameworks::Framework&) {
+Workload decoder_workload(const Options&, const DecoderPolicy&) {
   throw std::logic_error("fuzz_hf_config builds no workload");
 }
 

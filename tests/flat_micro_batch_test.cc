@@ -23,6 +23,7 @@
 #include "stg/mesh/rank_layout.h"
 #include "stg/models/families/registry.h"
 #include "stg/options.h"
+#include "stg/workloads/build_workload.h"
 #include "support/files.h"
 #include "support/full_expansion.h"
 #include "support/temp_dir.h"
@@ -380,7 +381,7 @@ namespace {
 TEST(MicroBatchTemplate, NamesAreMicroBatchZerosWithTheNumberPlaced) {
   TempDir tmp;
   Options o = options_for({"llama", 2, lower::Schedule::named("1f1b"), 1, 3, 7}, tmp.sub("t"));
-  models::Workload w = models::build_workload(o);
+  models::Workload w = workloads::build_workload(o);
   graph::Graph g = std::move(w.model.graph);
   passes::Analyses analyses(w.mesh, w.values);
   build_pipeline(o, w, /*flat=*/true).run(g, analyses);

@@ -12,9 +12,9 @@
 #include "stg/graph/csv_module.h"
 #include "stg/graph/csv_writer.h"
 #include "stg/models/families/family.h"
-#include "stg/models/registry.h"
 #include "stg/models/workload.h"
 #include "stg/passes/insert_collectives.h"
+#include "stg/workloads/build_workload.h"
 #include "stg/workloads/training_step.h"
 #include "support/filecheck.h"
 
@@ -45,11 +45,11 @@ TEST(FrameworkRegistry, RunsAreBuiltUnderTheNamedFramework) {
   Options o;
   o.model = "gpt";
   o.num_stacks = 2;
-  EXPECT_EQ(models::build_workload(o).framework, &find("reference"));
+  EXPECT_EQ(workloads::build_workload(o).framework, &find("reference"));
   o.framework = "megatron";
-  EXPECT_EQ(models::build_workload(o).framework, &find("megatron"));
+  EXPECT_EQ(workloads::build_workload(o).framework, &find("megatron"));
   o.framework = "deepspeed";
-  EXPECT_THROW(models::build_workload(o), UsageError);
+  EXPECT_THROW(workloads::build_workload(o), UsageError);
 }
 
 TEST(Frameworks, LoweringChoices) {

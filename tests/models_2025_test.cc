@@ -17,11 +17,11 @@
 #include "stg/models/families/registry.h"
 #include "stg/models/hf_config.h"
 #include "stg/models/presets.h"
-#include "stg/models/registry.h"
 #include "stg/models/row_flag.h"
 #include "stg/models/workload.h"
 #include "stg/options.h"
 #include "stg/passes/pipeline.h"
+#include "stg/workloads/build_workload.h"
 #include "support/temp_dir.h"
 
 namespace stg {
@@ -67,40 +67,40 @@ Options small(const char* family) {
 TEST(Qwen, QkvBiasIsAWeightWithAGradient) {
   Options o = small("qwen2");
   o.degree["tp"] = 2;
-  const models::Workload w = models::build_workload(o);
+  const models::Workload w = workloads::build_workload(o);
   const std::string p = "transformer.0.mha.";
   // [head_dim, (heads + 2 kv heads) / tp] = 16 x (4 + 4) / 2.
   EXPECT_EQ(elements(w, p + "bqkv"), 16 * 4);
   EXPECT_EQ(elements(w, p + "dbqkv"), 16 * 4);
   // Added to every element of Q, K and V: B/dp x S x 16 x 4.
   EXPECT_EQ(elements(w, p + "qkv_biased"), 4 * 16 * 16 * 4);
-  EXPECT_FALSE(has(models::build_workload(small("llama")), p + "bqkv"));
+  EXPECT_FALSE(has(workloads::build_workload(small("llama")), p + "bqkv"));
 }
 
 TEST(Qwen, HeadDimOfItsOwn) {
   Options o = small("qwen3");
   o.component_flags["--head_dim"] = 32;  // not 64 / 4
-  const models::Workload w = models::build_workload(o);
+  const models::Workload w = workloads::build_workload(o);
   const std::string p = "transformer.1.mha.";
   EXPECT_EQ(elements(w, p + "wqkv"), 64 * 32 * (4 + 2 * 2));
   EXPECT_EQ(elements(w, p + "wo"), 32 * 4 * 64);
   // The kernel's FLOPs under megatron are those of 32-wide heads.
   o.framework = "megatron";
-  const models::Workload m = models::build_workload(o);
+  const models::Workload m = workloads::build_workload(o);
   const graph::Tensor& kernel = m.model.graph[m.model.graph.at(p + "attn_kernel.qkv")];
   // Q.K^T and P.V: 2 x 2 FLOPs per (query, key, head dim) triple, per head.
   EXPECT_EQ(expr::whole_count(kernel.flops, m.values, "kernel"), 2 * 2 * 4 * 16 * 16 * 32 * 4);
 }
 
 TEST(Qwen, PerHeadQkNorm) {
-  const models::Workload w = models::build_workload(small("qwen3"));
+  const models::Workload w = workloads::build_workload(small("qwen3"));
   const std::string p = "transformer.0.mha.";
   ASSERT_TRUE(has(w, p + "q_normed"));
   ASSERT_TRUE(has(w, p + "k_normed"));
   // Q: B x S x head_dim x heads; K: ... x kv heads (head_dim 16 by default).
   EXPECT_EQ(elements(w, p + "q_normed"), 4 * 16 * 16 * 4);
   EXPECT_EQ(elements(w, p + "k_normed"), 4 * 16 * 16 * 2);
-  EXPECT_FALSE(has(models::build_workload(small("qwen2")), p + "q_normed"));
+  EXPECT_FALSE(has(workloads::build_workload(small("qwen2")), p + "q_normed"));
 }
 
 TEST(Qwen, TiedEmbeddingsFromTheConfig) {
@@ -116,13 +116,13 @@ TEST(Qwen, TiedEmbeddingsFromTheConfig) {
   o.num_stacks = 2;
   o.seq = 64;
   o.batch = 1;
-  const models::Workload w = models::build_workload(o);
+  const models::Workload w = workloads::build_workload(o);
   EXPECT_TRUE(w.decoder.tied_embeddings);
   Options untied;
   models::apply_hf_config(tied, untied);
   untied.model_tied_embeddings = false;
   untied.num_stacks = 2;
-  EXPECT_FALSE(models::build_workload(untied).decoder.tied_embeddings);
+  EXPECT_FALSE(workloads::build_workload(untied).decoder.tied_embeddings);
 }
 
 TEST(Moe, ExpertWidthSharedExpertsAndDenseFirstBlocks) {
@@ -135,7 +135,7 @@ TEST(Moe, ExpertWidthSharedExpertsAndDenseFirstBlocks) {
   for (const char* framework : {"reference", "megatron"}) {
     SCOPED_TRACE(framework);
     o.framework = framework;
-    const models::Workload w = models::build_workload(o);
+    const models::Workload w = workloads::build_workload(o);
     // Block 0 dense (a gated MLP of Dff), blocks 1-2 MoE.
     EXPECT_EQ(elements(w, "transformer.0.ffn.wup"), 64 * 96);
     EXPECT_FALSE(has(w, "transformer.0.moe.wrouter"));
@@ -159,7 +159,7 @@ TEST(Moe, RefusesMoreDenseBlocksThanBlocks) {
   Options o = small("deepseek");
   o.dense_blocks = 3;
   try {
-    models::build_workload(o);
+    workloads::build_workload(o);
     FAIL() << "accepted --dense_blocks 3 of 2 blocks";
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("--dense_blocks 3"), std::string::npos) << e.what();
@@ -178,7 +178,7 @@ TEST(Mla, WeightShapesAsPublished) {
   o.degree["ep"] = 2;
   o.framework = "megatron";
   o.micro_batch = 4;
-  const models::Workload w = models::build_workload(o);
+  const models::Workload w = workloads::build_workload(o);
   const std::string p = "transformer.0.mha.";
   // Down projections whole on every tp rank, up projections and the output
   // split by heads (4 / tp 2).
@@ -264,7 +264,7 @@ TEST(PpBalance, DeepSeekLastStageLightensByCost) {
 
 // The trainable parameters of one rank's model graph (FSDP off).
 double parameters_per_rank(const Options& o) {
-  const models::Workload w = models::build_workload(o);
+  const models::Workload w = workloads::build_workload(o);
   expr::Values v = w.values;
   v.by_symbol["fsdp"] = 1;
   v.by_symbol["gshard"] = 1;

@@ -15,11 +15,11 @@
 #include "stg/models/families/registry.h"
 #include "stg/models/hf_config.h"
 #include "stg/models/presets.h"
-#include "stg/models/registry.h"
 #include "stg/models/workload.h"
 #include "stg/options.h"
 #include "stg/passes/pipeline.h"
 #include "stg/passes/recompute.h"
+#include "stg/workloads/build_workload.h"
 #include "support/small_dims.h"
 #include "support/temp_dir.h"
 
@@ -89,7 +89,7 @@ int64_t moe_block(const std::string& framework) {
 TEST(Mtp, ModuleWeightsAsPublished) {
   for (const char* framework : {"reference", "megatron"}) {
     SCOPED_TRACE(framework);
-    const models::Workload w = models::build_workload(small_deepseek(framework, 2));
+    const models::Workload w = workloads::build_workload(small_deepseek(framework, 2));
     for (const std::string p : {"mtp.0.", "mtp.1."}) {
       // eh_proj: the joined normed pair (2 x 64) projected to 64.
       EXPECT_EQ(elements(w, p + "eh_proj"), 2 * 64 * 64);
@@ -103,7 +103,8 @@ TEST(Mtp, ModuleWeightsAsPublished) {
     }
     EXPECT_EQ(find(w, "mtp.2.eh_proj"), nullptr);
     // Nothing of it without --mtp_depth, or with 0.
-    EXPECT_EQ(find(models::build_workload(small_deepseek(framework, 0)), "mtp.0.eh_proj"), nullptr);
+    EXPECT_EQ(find(workloads::build_workload(small_deepseek(framework, 0)), "mtp.0.eh_proj"),
+              nullptr);
   }
 }
 
@@ -112,7 +113,7 @@ TEST(Mtp, ProjectionSplitByColumnsOverTp) {
     SCOPED_TRACE(framework);
     Options o = small_deepseek(framework, 1);
     o.degree["tp"] = 2;
-    const models::Workload w = models::build_workload(o);
+    const models::Workload w = workloads::build_workload(o);
     // Each tp rank holds 32 of eh_proj's 64 output columns and projects the
     // whole gathered sequence (4 x 16 tokens of 128) onto them: 4 x 16 x
     // 128 x 32 multiply-accumulates.
@@ -129,8 +130,8 @@ TEST(Mtp, ProjectionSplitByColumnsOverTp) {
 TEST(Mtp, SharesTheEmbeddingAndTheOutputLayerOnOneStage) {
   for (const char* framework : {"reference", "megatron"}) {
     SCOPED_TRACE(framework);
-    const models::Workload with = models::build_workload(small_deepseek(framework, 2));
-    const models::Workload without = models::build_workload(small_deepseek(framework, 0));
+    const models::Workload with = workloads::build_workload(small_deepseek(framework, 2));
+    const models::Workload without = workloads::build_workload(small_deepseek(framework, 0));
     // Each module adds eh_proj and one MoE block, no embedding or output
     // layer of its own: they read the model's, which sum the gradients.
     EXPECT_EQ(parameters(with) - parameters(without), 2 * (2 * 64 * 64 + moe_block(framework)));
@@ -159,7 +160,7 @@ TEST(Mtp, CopyOfTheEmbeddingOnTheLastStageWhenTheEndsAreApart) {
     Options o = small_deepseek(framework, 2);
     o.degree["pp"] = 2;
     o.pipeline_schedule = lower::Schedule::named("1f1b");
-    const models::Workload w = models::build_workload(o);
+    const models::Workload w = workloads::build_workload(o);
     // The first module's lookup holds the last stage's copy; both copies
     // are tied (their gradients summed over the embedding group); the
     // second module reads the first's copy.
@@ -171,11 +172,11 @@ TEST(Mtp, CopyOfTheEmbeddingOnTheLastStageWhenTheEndsAreApart) {
     EXPECT_EQ(find(w, "mtp.1.emb.w")->x1, w.model.graph.at("mtp.0.emb.w"));
     EXPECT_GE(w.embedding_group, 0);
     // The copy counts once more on the last stage: 256 x 64.
-    EXPECT_EQ(parameters(w) - parameters(models::build_workload(small_deepseek(framework, 2))),
+    EXPECT_EQ(parameters(w) - parameters(workloads::build_workload(small_deepseek(framework, 2))),
               256 * 64);
     // Under DualPipeV the ends share stage 0: no copy, no group.
     o.pipeline_schedule = lower::Schedule::named("dualpipev");
-    const models::Workload v = models::build_workload(o);
+    const models::Workload v = workloads::build_workload(o);
     EXPECT_FALSE(find(v, "mtp.0.emb.w")->require_grads);
     EXPECT_EQ(v.embedding_group, -1);
   }
@@ -184,7 +185,7 @@ TEST(Mtp, CopyOfTheEmbeddingOnTheLastStageWhenTheEndsAreApart) {
   Options tied = small_deepseek("megatron", 1);
   tied.tie_embeddings = true;
   tied.degree["pp"] = 2;
-  const models::Workload t = models::build_workload(tied);
+  const models::Workload t = workloads::build_workload(tied);
   EXPECT_EQ(find(t, "mtp.0.emb.w")->x1, t.model.graph.at("out_emb.w"));
   EXPECT_EQ(find(t, "mtp.0.head.w")->x1, t.model.graph.at("out_emb.w"));
 }
@@ -193,7 +194,7 @@ TEST(Mtp, ModulesGoToTheLastStage) {
   Options o = small_deepseek("megatron", 2);
   o.num_stacks = 6;
   o.degree["pp"] = 3;
-  models::Workload w = models::build_workload(o);
+  models::Workload w = workloads::build_workload(o);
   graph::Graph& g = w.model.graph;
   passes::assign_stages(g, 3, w.model.num_blocks);
   EXPECT_EQ(g[g.at("transformer.1.mha.wq_a")].stage, 0);
@@ -209,7 +210,7 @@ TEST(Mtp, ModulesGoToTheLastStage) {
 }
 
 TEST(Mtp, FullRecomputationCoversTheModules) {
-  models::Workload w = models::build_workload(small_deepseek("megatron", 1));
+  models::Workload w = workloads::build_workload(small_deepseek("megatron", 1));
   passes::add_recomputation(w.model.graph);
   const graph::Graph& g = w.model.graph;
   // The projection and the block's forward run again; the module's inputs
@@ -277,14 +278,14 @@ TEST(Mtp, RefusedWhereItDoesNotApply) {
   Options seed;
   seed.mtp_depth = 1;
   try {
-    models::build_workload(seed);
+    workloads::build_workload(seed);
     ADD_FAILURE() << "--mtp_depth accepted by the transformer";
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("--mtp_depth"), std::string::npos) << e.what();
   }
   Options negative = small_deepseek("reference", -1);
   try {
-    models::build_workload(negative);
+    workloads::build_workload(negative);
     ADD_FAILURE() << "--mtp_depth -1 accepted";
   } catch (const UsageError& e) {
     EXPECT_NE(std::string(e.what()).find("--mtp_depth -1"), std::string::npos) << e.what();

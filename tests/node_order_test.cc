@@ -21,11 +21,11 @@
 #include "stg/lower/lower_stage.h"
 #include "stg/mesh/rank_layout.h"
 #include "stg/models/families/registry.h"
-#include "stg/models/registry.h"
 #include "stg/options.h"
 #include "stg/passes/insert_send_recv.h"
 #include "stg/tools/trace_reader.h"
 #include "stg/tools/validate.h"
+#include "stg/workloads/build_workload.h"
 #include "support/filecheck.h"
 #include "support/files.h"
 #include "support/reference_outputs.h"
@@ -174,7 +174,7 @@ Options small_model(const std::string& type) {
 // Generates `o` with the issue order into `dir` (workload.<rank>.et and
 // workload.json) and returns the stages.
 std::vector<StageGraph> write_issue_order(const Options& o, const fs::path& dir) {
-  models::Workload w = models::build_workload(o);
+  models::Workload w = workloads::build_workload(o);
   lower::LowerOptions lo = lower_options(o, w);
   lo.order = NodeOrder::kIssue;
   graph::Graph g = std::move(w.model.graph);

@@ -15,10 +15,10 @@
 
 #include "stg/models/mixers/mixer_row.h"
 #include "stg/models/mlps/mlp_row.h"
-#include "stg/models/registry.h"
 #include "stg/models/row_flag.h"
 #include "stg/models/workload.h"
 #include "stg/options.h"
+#include "stg/workloads/build_workload.h"
 #include "support/refused.h"
 #include "support/run_stg.h"
 #include "support/temp_dir.h"
@@ -94,9 +94,9 @@ TEST(RowFlags, EveryDecoderBindsTheDimensionsTheRowsDeclare) {
     SCOPED_TRACE(f->flag);
     EXPECT_GE(f->decoder_default, 1);
     // Unset: the row's default; given: the value (2 divides the 16 heads).
-    const stg::models::Workload unset = stg::models::build_workload(small_llama(nullptr, 0));
+    const stg::models::Workload unset = stg::workloads::build_workload(small_llama(nullptr, 0));
     EXPECT_EQ(unset.values.by_symbol.at(f->symbol), f->decoder_default);
-    const stg::models::Workload given = stg::models::build_workload(small_llama(f->flag, 2));
+    const stg::models::Workload given = stg::workloads::build_workload(small_llama(f->flag, 2));
     EXPECT_EQ(given.values.by_symbol.at(f->symbol), 2);
     EXPECT_EQ(given.values.flag_of.at(f->symbol), f->flag);
   }

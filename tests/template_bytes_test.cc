@@ -40,10 +40,10 @@
 #include "stg/graph/graph.h"
 #include "stg/mesh/rank_layout.h"
 #include "stg/models/families/registry.h"
-#include "stg/models/registry.h"
 #include "stg/options.h"
 #include "stg/passes/pass.h"
 #include "stg/trace_format.h"
+#include "stg/workloads/build_workload.h"
 #include "support/files.h"
 #include "support/stage_schedule.h"
 
@@ -312,7 +312,7 @@ class TemplateBytesCase : public ::testing::TestWithParam<Case> {};
 TEST_P(TemplateBytesCase, EveryRankEqualsLibprotobuf) {
   const Case& c = GetParam();
   const Options o = options_from(split_args(c.args));  // throws on a flag it does not know
-  models::Workload w = models::build_workload(o);
+  models::Workload w = workloads::build_workload(o);
   const lower::LowerOptions lo = lower_options(o, w);
   graph::Graph graph = std::move(w.model.graph);
   passes::Analyses analyses(w.mesh, w.values);

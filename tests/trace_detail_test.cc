@@ -23,18 +23,18 @@
 #include <utility>
 #include <vector>
 
-#include "et_def_v004.pb.h"
 #include "cli/flag_text.h"
+#include "et_def_v004.pb.h"
 #include "stg/emit/flat_writer.h"
 #include "stg/emit/stage_template.h"
 #include "stg/emit/trace_writer.h"
 #include "stg/generate.h"
 #include "stg/mesh/rank_layout.h"
-#include "stg/models/registry.h"
 #include "stg/options.h"
 #include "stg/passes/pass.h"
 #include "stg/tools/trace_reader.h"
 #include "stg/trace_format.h"
+#include "stg/workloads/build_workload.h"
 #include "support/files.h"
 #include "support/run_stg.h"
 #include "support/stage_schedule.h"
@@ -138,7 +138,7 @@ struct Lowered {
 };
 
 Lowered lower(const Options& o) {
-  models::Workload w = models::build_workload(o);
+  models::Workload w = workloads::build_workload(o);
   const lower::LowerOptions lo = lower_options(o, w);
   graph::Graph g = std::move(w.model.graph);
   passes::Analyses analyses(w.mesh, w.values);

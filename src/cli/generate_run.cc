@@ -17,9 +17,9 @@
 #include "stg/generate.h"
 #include "stg/io/cancel.h"
 #include "stg/io/output_files.h"
-#include "stg/models/registry.h"
 #include "stg/report/step_figures.h"
 #include "stg/tools/makespan.h"
+#include "stg/workloads/build_workload.h"
 #include "stop_signals.h"
 #include "time_summary.h"
 #include "timed_run.h"
@@ -30,7 +30,7 @@ namespace cli {
 namespace {
 
 int print_passes(const stg::Options& o) {
-  const stg::models::Workload w = stg::models::build_workload(o);
+  const stg::models::Workload w = stg::workloads::build_workload(o);
   std::fputs(stg::build_pipeline(o, w).print().c_str(), stdout);
   return 0;
 }

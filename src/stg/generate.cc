@@ -17,7 +17,7 @@
 #include "stg/io/output_names.h"
 #include "stg/mesh/axes.h"
 #include "stg/mesh/rank_layout.h"
-#include "stg/models/registry.h"
+#include "stg/workloads/build_workload.h"
 
 namespace stg {
 namespace {
@@ -84,7 +84,7 @@ RunSummary generate(const Options& o, ProgressListener* progress) {
   for (int r = 0; r < mesh::kNumAxes; ++r) check_degree(mesh::kAxes[r].flag, o.degree.row(r));
   const OutputPlan out = resolve_outputs(o);
   listen.phase("building the model", 0, "");
-  models::Workload w = models::build_workload(o);
+  models::Workload w = workloads::build_workload(o);
   const lower::LowerOptions lo = lower_options(o, w);
   check_dump_after(o, w);
   const int threads = thread_count(o);
@@ -154,7 +154,7 @@ PlanSummary plan(const Options& options) {
   o.print_gpu_vram = true;  // the memory per rank is part of a plan
   for (int r = 0; r < mesh::kNumAxes; ++r) check_degree(mesh::kAxes[r].flag, o.degree.row(r));
   resolve_outputs(o);  // the same refusals as a run
-  models::Workload w = models::build_workload(o);
+  models::Workload w = workloads::build_workload(o);
   const lower::LowerOptions lo = lower_options(o, w);
   const int threads = thread_count(o);
   const mesh::RankLayout layout(w.mesh);

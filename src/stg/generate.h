@@ -1,6 +1,6 @@
 // The library's entry points: the whole run (generate) and its steps, in
 // order, for callers that want one of them (a Python module, tests):
-//   resolve_outputs -> models::build_workload -> build_pipeline + run ->
+//   resolve_outputs -> workloads::build_workload -> build_pipeline + run ->
 //   lower_stages -> lower::FlatStage per stage -> the trace writers (emit/).
 // Nothing here prints: results and notes come back in RunSummary; progress
 // goes to a listener the caller owns (the command line draws a bar).

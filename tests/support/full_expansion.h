@@ -14,12 +14,13 @@
 
 #include "stage_schedule.h"
 #include "stg/emit/trace_writer.h"
+#include "stg/frameworks/framework.h"
 #include "stg/generate.h"
 #include "stg/io/output_files.h"
 #include "stg/io/output_names.h"
 #include "stg/mesh/rank_layout.h"
-#include "stg/models/registry.h"
 #include "stg/report/stage_figures.h"
+#include "stg/workloads/build_workload.h"
 #include "stg/workloads/workload_kind.h"
 
 namespace stg_test {
@@ -31,11 +32,12 @@ struct FullExpansion {
 
 inline FullExpansion full_expansion(const stg::Options& o) {
   using namespace stg;
-  models::Workload w = models::build_workload(o);
+  models::Workload w = workloads::build_workload(o);
   if (o.serving) {
     const frameworks::Framework& f = *w.framework;
     w = models::inference_workload(o, f, /*steps_from_one=*/false);
     w.framework = &f;
+    workloads::choose_kind(w);
   }
   const lower::LowerOptions lo = lower_options(o, w);
   const std::vector<lower::Step> phases = w.kind->schedule(lo).phases;

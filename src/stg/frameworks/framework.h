@@ -15,8 +15,7 @@
 #include "stg/graph/graph.h"
 #include "stg/lower/lower_stage.h"
 #include "stg/lower/node_order.h"
-#include "stg/models/blocks/block_spec.h"
-#include "stg/models/parts/part_choices.h"
+#include "stg/models/decoder_policy.h"
 #include "stg/options.h"
 #include "stg/passes/insert_collectives.h"
 #include "stg/passes/pass.h"
@@ -43,9 +42,10 @@ struct MemoryModel {
   std::optional<report::ActivationMemoryOptions> activation_formula;
 };
 
-class Framework {
+// The decoder models' (gpt, llama, moe, ...) dimensions, checks and parts
+// are asked of it as models::DecoderPolicy (models/decoder_policy.h).
+class Framework : public models::DecoderPolicy {
  public:
-  virtual ~Framework() = default;
   virtual std::string_view name() const = 0;  // its --framework value
 
   // Flags and models this framework cannot honour: UsageError naming them.
@@ -54,17 +54,6 @@ class Framework {
   // every other framework refuses it rather than ignore it
   // (frameworks::refuse_flags_of_others).
   virtual std::string own_flag_given(const Options& o) const = 0;
-
-  // Decoder models (gpt, llama, moe). Dimensions the framework changes once
-  // bound (`tp`: the tensor-parallel degree the vocabulary is split over);
-  // checks of the bound numbers; the model parts it builds (embeddings,
-  // tied weights, attention accounting, gradient buckets).
-  virtual void adjust_decoder_dims(models::Workload& w, const Options& o, int64_t tp) const = 0;
-  // `d`: the decoder's blocks and ends (models/blocks/block_spec.h).
-  virtual void check_decoder(const Options& o, const models::DecoderSpec& d,
-                             int64_t micro_batch) const = 0;
-  virtual models::PartChoices decoder_parts(const Options& o, const models::DecoderSpec& d,
-                                            int zero_stage) const = 0;
 
   // The collectives of a sharding transition (what insert-collectives makes).
   virtual passes::CollectiveCreator collective_creator() const = 0;

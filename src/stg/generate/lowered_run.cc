@@ -12,13 +12,13 @@
 #include "stg/lower/schedule_row.h"
 #include "stg/lower/step_growth.h"
 #include "stg/models/parts/context_parallel.h"
-#include "stg/models/registry.h"
 #include "stg/passes/bind_symbols.h"
 #include "stg/passes/insert_collectives.h"
 #include "stg/passes/insert_send_recv.h"
 #include "stg/passes/mirror_model.h"
 #include "stg/passes/pipeline.h"
 #include "stg/util/parallel.h"
+#include "stg/workloads/build_workload.h"
 #include "stg/workloads/workload_kind.h"
 
 namespace stg {
@@ -154,7 +154,7 @@ void check_dump_after(const Options& o, const models::Workload& w) {
 // graph; the run itself lowers one micro-batch per stage).
 
 std::string dump_graph(const Options& o) {
-  models::Workload w = models::build_workload(o);
+  models::Workload w = workloads::build_workload(o);
   graph::Graph g = std::move(w.model.graph);
   passes::Analyses analyses(w.mesh, w.values);
   std::string dump;

@@ -41,7 +41,7 @@ void check_transitions(const Workload& w, const std::string& path) {
 
 }  // namespace
 
-Workload csv_workload(const Options& o, const frameworks::Framework& /*f*/) {
+Workload csv_workload(const Options& o, const DecoderPolicy& /*f*/) {
   Workload w;
   try {
     w.model = build_csv_model(o.module_csv);

@@ -3,7 +3,6 @@
 // built (models/decoder.h).
 #include <algorithm>
 
-#include "stg/frameworks/framework.h"
 #include "stg/lower/schedule.h"
 #include "stg/models/decoder.h"
 #include "stg/models/families/registry.h"
@@ -43,7 +42,7 @@ void check_weight_dims(const Workload& w) {
 // bound; `degree` with the dense models' tp x ep).
 void check_parallel_split(const expr::Values& values, const Options& o, const DecoderSpec& d,
                           const mesh::Degrees& degree, int64_t micro, bool tpsp,
-                          const frameworks::Framework& f) {
+                          const DecoderPolicy& f) {
   const auto& v = values.by_symbol;
   const int64_t tp = degree["tp"];
   if (tpsp)
@@ -161,15 +160,15 @@ void add_groups(Workload& w, const Options& o, const PartChoices& choices,
 
 }  // namespace
 
-Workload decoder_workload(const Options& o, const frameworks::Framework& f) {
+Workload decoder_workload(const Options& o, const DecoderPolicy& f) {
   return decoder_workload(o, f, family_of(o));
 }
 
-Workload decoder_workload(const Options& o, const frameworks::Framework& f, const Family& family) {
+Workload decoder_workload(const Options& o, const DecoderPolicy& f, const Family& family) {
   return decoder_workload(o, f, family, build_decoder);
 }
 
-Workload decoder_workload(const Options& o, const frameworks::Framework& f, const Family& family,
+Workload decoder_workload(const Options& o, const DecoderPolicy& f, const Family& family,
                           const DecoderBuilder& build) {
   const std::string& type = family.name;
   // The blocks (one when --num_stacks is not valid: refused below).

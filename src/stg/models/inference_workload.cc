@@ -2,10 +2,10 @@
 // parallel plan serving Options::serving's requests. The decoder's flags are
 // checked and bound as for training (models/decoder_workload.cc) with the
 // requests as its batch and a prompt as its sequence; the graph is a serving
-// iteration's (models/inference_decoder.h) and the workload forward-only
-// (workloads/forward_only.h), its decode steps written from one.
+// iteration's (models/inference_decoder.h) and the run forward-only
+// (Workload::forward_run; workloads/forward_only.h makes its kind), its
+// decode steps written from one.
 #include <algorithm>
-#include <memory>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -13,7 +13,6 @@
 #include "stg/models/families/registry.h"
 #include "stg/models/flag_binding.h"
 #include "stg/models/inference_decoder.h"
-#include "stg/workloads/forward_only.h"
 
 namespace stg::models {
 
@@ -114,7 +113,7 @@ void check_token_splits(const Options& o, const Serving& s, int64_t micro, bool 
 
 }  // namespace
 
-Workload inference_workload(const Options& o, const frameworks::Framework& f, bool steps_from_one) {
+Workload inference_workload(const Options& o, const DecoderPolicy& f, bool steps_from_one) {
   const Serving& s = *o.serving;
   refuse_training_flags(o);
   check_serving(s);
@@ -169,9 +168,7 @@ Workload inference_workload(const Options& o, const frameworks::Framework& f, bo
   const int64_t built = steps_from_one ? std::min<int64_t>(1, s.decode_steps) : s.decode_steps;
   for (int step = 0; step < built; ++step) phases.push_back({graph::Phase::kDecode, step, 0, 0});
   const int64_t from_one = steps_from_one ? std::max<int64_t>(1, s.decode_steps) : 1;
-  w.own_kind = std::make_shared<workloads::ForwardOnly>(std::move(phases),
-                                                        static_cast<int>(from_one), "Ctx");
-  w.kind = w.own_kind.get();
+  w.forward_run = ForwardRun{std::move(phases), static_cast<int>(from_one), "Ctx"};
   if (s.disaggregated()) {
     // Pools of the plan's stages: the prefill pools', then the decode
     // pools' (the comm-group file covers them all). No training groups.

@@ -1,11 +1,9 @@
 #include "stg/models/registry.h"
 
-#include "stg/frameworks/registry.h"
 #include "stg/models/families/registry.h"
 #include "stg/models/flag_binding.h"
 #include "stg/models/parts/context_parallel.h"
 #include "stg/models/row_flag.h"
-#include "stg/workloads/training_step.h"
 
 namespace stg::models {
 
@@ -13,7 +11,7 @@ namespace {
 
 // The rows' flags that only the decoder models read (models/row_flag.h),
 // the first given in name order.
-void refuse_decoder_flags(const Options& o) {
+void refuse_mixer_flags(const Options& o) {
   if (o.module_csv.empty() && family_of(o).decoder) return;
   for (const auto& [flag, value] : o.component_flags)
     for (const RowFlag* f : component_row_flags())
@@ -25,22 +23,18 @@ void refuse_decoder_flags(const Options& o) {
 
 }  // namespace
 
-Workload build_workload(const Options& o) {
-  check_limits(o);
-  const frameworks::Framework& f = frameworks::find(o.framework);
-  frameworks::refuse_flags_of_others(f, o);
-  f.check(o);
+void refuse_decoder_flags(const Options& o) {
   require(!cp_algo_row(o.cp_algo).decoder_only || (o.module_csv.empty() && family_of(o).decoder),
           "--cp_algo " + cp_algo_names([](const CpAlgoRow& a) { return a.decoder_only; }, " and ") +
               " are attention kernels of the decoder models (every --model_type but "
               "transformer, no --module_csv): drop --cp_algo or choose a decoder");
-  refuse_decoder_flags(o);
-  Workload w = o.serving              ? inference_workload(o, f)
-               : o.module_csv.empty() ? family_of(o).workload(o, f)
-                                      : csv_workload(o, f);
-  w.framework = &f;
-  if (!w.kind) w.kind = &workloads::training_step();
-  return w;
+  refuse_mixer_flags(o);
+}
+
+Workload build_model(const Options& o, const DecoderPolicy& f) {
+  return o.serving              ? inference_workload(o, f)
+         : o.module_csv.empty() ? family_of(o).workload(o, f)
+                                : csv_workload(o, f);
 }
 
 }  // namespace stg::models

@@ -24,7 +24,7 @@ void refuse_later_flags(const Options& o) {
 
 }  // namespace
 
-Workload transformer_workload(const Options& o, const frameworks::Framework& /*f*/) {
+Workload transformer_workload(const Options& o, const DecoderPolicy& /*f*/) {
   refuse_later_flags(o);
   Workload w;
   // The seed's defaults.

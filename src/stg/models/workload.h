@@ -5,12 +5,15 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "stg/expr/values.h"
+#include "stg/lower/schedule.h"
 #include "stg/mesh/mesh.h"
 #include "stg/models/blocks/block_spec.h"
+#include "stg/models/decoder_policy.h"
 #include "stg/models/model.h"
 #include "stg/options.h"
 
@@ -25,12 +28,25 @@ namespace stg::models {
 
 struct Family;
 
+// A forward-only run (stg infer's serving iteration) as its builder
+// describes it; workloads::choose_kind (workloads/build_workload.h) makes
+// its kind, a workloads::ForwardOnly, from this.
+struct ForwardRun {
+  std::vector<lower::Step> phases;  // (phase, phase_step) in run order
+  int decode_steps = 1;             // the decode steps the one built stands for
+  std::string context_symbol;       // the context length's, one longer a step
+};
+
 struct Workload {
   // The framework of the run (frameworks/registry.h), chosen once by
-  // build_workload; the passes, lowering and the memory report ask it.
+  // workloads::build_workload; the passes, lowering and the memory report
+  // ask it. (The model builders see it as a DecoderPolicy.)
   const frameworks::Framework* framework = nullptr;
-  // What the trace models (workloads/workload_kind.h): a training step unless
-  // a builder says otherwise (`own_kind`: a kind made for this workload).
+  // What the trace models (workloads/workload_kind.h), set by
+  // workloads::choose_kind: a forward-only run when the builder gives
+  // `forward_run`, else a training step (`own_kind`: a kind made for this
+  // workload).
+  std::optional<ForwardRun> forward_run;
   const workloads::WorkloadKind* kind = nullptr;
   std::shared_ptr<const workloads::WorkloadKind> own_kind;
   Model model;
@@ -68,24 +84,24 @@ struct Workload {
 graph::ShardingRule sharding_rule(const Workload& w);
 
 // Builders keyed by model; UsageError on bad flags (docs/facts.md §9 lists
-// the symbols and the flags that bind them). `f`: the run's framework.
-Workload transformer_workload(const Options& o, const frameworks::Framework& f);
-Workload decoder_workload(const Options& o, const frameworks::Framework& f);  // gpt, llama, moe
+// the symbols and the flags that bind them). `f`: the run's framework, as
+// the decoder builders ask it (models/decoder_policy.h).
+Workload transformer_workload(const Options& o, const DecoderPolicy& f);
+Workload decoder_workload(const Options& o, const DecoderPolicy& f);  // gpt, llama, moe
 // The decoder of `family` (its blocks from Family::decoder), whatever the
 // family Options::model names: a family not in the registry (tests).
-Workload decoder_workload(const Options& o, const frameworks::Framework& f, const Family& family);
+Workload decoder_workload(const Options& o, const DecoderPolicy& f, const Family& family);
 // The same with its graph made by `build` from the checked decoder
 // (models/decoder.h; a serving iteration's, models/inference_decoder.h).
 struct DecoderConfig;
 using DecoderBuilder = std::function<Model(const DecoderConfig&)>;
-Workload decoder_workload(const Options& o, const frameworks::Framework& f, const Family& family,
+Workload decoder_workload(const Options& o, const DecoderPolicy& f, const Family& family,
                           const DecoderBuilder& build);
 // `stg infer` (Options::serving): a decoder family's serving iteration
 // (models/inference_workload.cc, docs/inference.md), its decode steps
 // written from one (lower/flat_stage.h), or each built in the graph
 // (`steps_from_one` false: the tests' full expansion).
-Workload inference_workload(const Options& o, const frameworks::Framework& f,
-                            bool steps_from_one = true);
-Workload csv_workload(const Options& o, const frameworks::Framework& f);  // --module_csv
+Workload inference_workload(const Options& o, const DecoderPolicy& f, bool steps_from_one = true);
+Workload csv_workload(const Options& o, const DecoderPolicy& f);  // --module_csv
 
 }  // namespace stg::models

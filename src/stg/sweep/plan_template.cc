@@ -6,9 +6,9 @@
 #include "stg/frameworks/framework.h"
 #include "stg/generate.h"
 #include "stg/lower/op_cost.h"
-#include "stg/models/registry.h"
 #include "stg/passes/pipeline.h"
 #include "stg/report/stage_figures.h"
+#include "stg/workloads/build_workload.h"
 
 namespace stg::sweep {
 
@@ -272,7 +272,7 @@ std::vector<int64_t> symbol_values(const Symbols& symbols, const expr::Values& v
 
 PlanTemplate::PlanTemplate(const Options& base, const TemplateKey& key, int blocks) {
   const Options o = template_options(base, key, blocks);
-  models::Workload w = models::build_workload(o);
+  models::Workload w = workloads::build_workload(o);
   const lower::LowerOptions lo = lower_options(o, w);
   const passes::PassManager pipeline = build_pipeline(o, w, /*flat=*/true);
   graph::Graph g = std::move(w.model.graph);

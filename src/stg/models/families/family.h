@@ -21,7 +21,7 @@ struct Family {
   std::vector<std::string> aliases;  // other names the reference used
   std::string summary;               // one line for --help
   // Its workload from the flags (decoder_workload for a decoder family).
-  Workload (*workload)(const Options& o, const frameworks::Framework& f) = nullptr;
+  Workload (*workload)(const Options& o, const DecoderPolicy& f) = nullptr;
   // A decoder family's blocks (num_blocks of them) and ends from the flags;
   // null: not a decoder.
   DecoderSpec (*decoder)(const Options& o, int num_blocks) = nullptr;
