@@ -9,7 +9,6 @@
 #include "stg/emit/astra_sim_plan.h"
 #include "stg/generate/lowered_run.h"
 #include "stg/generate/rank_ranges.h"
-#include "stg/generate/require.h"
 #include "stg/generate/run_figures.h"
 #include "stg/generate/run_files.h"
 #include "stg/io/cancel.h"

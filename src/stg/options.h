@@ -26,6 +26,11 @@ class UsageError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Refuses bad input: a UsageError with `message` (the flag and the fix).
+inline void require(bool ok, const std::string& message) {
+  if (!ok) throw UsageError(message);
+}
+
 enum class Units { kStg, kPhysical };  // elements and MACs, or bytes and FLOPs
 enum class DType { kFp32, kBf16, kFp16, kFp8 };
 // What the backward pass recomputes: nothing, every block's forward, or only

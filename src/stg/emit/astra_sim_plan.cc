@@ -11,14 +11,6 @@
 
 namespace stg::emit {
 
-namespace {
-
-void require(bool ok, const std::string& message) {
-  if (!ok) throw UsageError(message);
-}
-
-}  // namespace
-
 AstraSimPlan plan_astra_sim(const Options& o, const std::string& rank_pattern,
                             const std::string& comm_group_name, const mesh::Mesh& mesh, Units units,
                             std::vector<std::string>& notes) {

@@ -27,7 +27,6 @@ namespace stg::frameworks {
 namespace {
 
 using models::num;
-using models::require;
 
 // The memory report's terms of the decoder's blocks (models/blocks/block_kinds.h).
 std::vector<report::BlockActivations> block_activations(const models::DecoderSpec& d) {

@@ -4,7 +4,6 @@
 
 #include "stg/emit/astra_sim_inputs.h"
 #include "stg/frameworks/framework.h"
-#include "stg/generate/require.h"
 #include "stg/graph/csv_writer.h"
 #include "stg/hardware/gpus.h"
 #include "stg/hardware/kernel_model.h"

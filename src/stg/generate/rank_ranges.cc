@@ -5,8 +5,6 @@
 #include <string>
 #include <string_view>
 
-#include "stg/generate/require.h"
-
 namespace stg {
 namespace {
 

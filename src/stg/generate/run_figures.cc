@@ -5,7 +5,6 @@
 #include "stg/emit/astra_sim_inputs.h"
 #include "stg/emit/astra_sim_plan.h"
 #include "stg/emit/v001_limits.h"
-#include "stg/generate/require.h"
 #include "stg/io/cancel.h"
 #include "stg/models/cp_attention_kv.h"
 #include "stg/report/attention_kv.h"

@@ -12,10 +12,6 @@
 
 namespace stg::models {
 
-inline void require(bool ok, const std::string& message) {
-  if (!ok) throw UsageError(message);
-}
-
 inline std::string num(int64_t v) { return std::to_string(v); }
 
 // A model dimension: its symbol, flag, the value given (if any) and default.
